@@ -1,0 +1,3 @@
+"""synth: data synthesis and curation pipelines that write Arrow datasets."""
+
+__version__ = "0.1.0"

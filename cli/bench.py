@@ -1,0 +1,39 @@
+"""`synth bench NAME`: benchmarks that write JSON with ratios against a baseline measured in the same run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from synth.cli._common import cli_errors, console, err_console
+
+app = typer.Typer(help="Benchmarks that write JSON (ratios against a baseline in the same run).", no_args_is_help=True)
+
+
+@app.command("pipeline")
+@cli_errors
+def pipeline_command(
+    out: Path = typer.Option(Path("bench-pipeline.json"), "--out", "-o", help="Where to write the JSON report."),
+    min_seconds: float = typer.Option(
+        20.0, "--min-seconds", min=0.1, help="Scale the run so the bare loop takes at least this long."
+    ),
+    shards: int = typer.Option(4, "--shards", min=1, help="Shards of the benchmarked run."),
+    repeats: int = typer.Option(2, "--repeats", min=1, help="Repeat bare and local runs; the best time counts."),
+    engines: str = typer.Option(
+        "local,prefect", "--engines", help="Comma-separated engines to compare with the bare loop."
+    ),
+) -> None:
+    """Overhead of the local and Prefect engines versus a bare generate+verify+write loop."""
+    from synth.pipelines.bench import bench_pipeline
+
+    chosen = tuple(name.strip() for name in engines.split(",") if name.strip())
+    unknown = sorted(set(chosen) - {"local", "prefect"})
+    if unknown:
+        err_console.print(f"[bold red]error:[/] --engines: unknown engine {unknown[0]!r}; choose local, prefect")
+        raise typer.Exit(2)
+    report = bench_pipeline(min_seconds=min_seconds, shards=shards, repeats=repeats, engines=chosen)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    console.print_json(json.dumps({"ratios": report["ratios"], "best_seconds": report["best_seconds"]}))
+    console.print(f"wrote {out}")

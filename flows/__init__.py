@@ -1,0 +1,1 @@
+"""Prefect 3 flows wrapping the pipeline runner: one task per shard."""

@@ -1,0 +1,1 @@
+"""Triton kernels, each beside its numpy/torch reference (arrive with the domains that need them)."""

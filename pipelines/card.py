@@ -1,0 +1,84 @@
+"""The dataset card: a YAML header that `datasets` reads (configs, licence, tags) and a readable body."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from huggingface_hub import DatasetCardData
+
+from synth.pipelines.registry import DomainSpec
+from synth.pipelines.sink import DATA_DIR, REJECTED_DIR, SPLIT
+
+
+def card_header(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
+    """The `---`-fenced YAML header with `configs` for kept and rejected rows."""
+    card = manifest["config"]["card"]
+    defaults = domain.card_defaults
+    data = DatasetCardData(
+        pretty_name=card.get("pretty_name") or defaults.get("pretty_name") or f"synth {domain.name}",
+        license=card.get("license") or defaults.get("license"),
+        language=card.get("language") or list(defaults.get("language", [])),
+        tags=sorted({"synth", "synthetic", domain.name, *defaults.get("tags", []), *card.get("tags", [])}),
+        configs=[
+            {
+                "config_name": "default",
+                "default": True,
+                "data_files": [{"split": SPLIT, "path": f"{DATA_DIR}/{SPLIT}-*.parquet"}],
+            },
+            {
+                "config_name": "rejected",
+                "data_files": [{"split": SPLIT, "path": f"{REJECTED_DIR}/*.parquet"}],
+            },
+        ],
+    )
+    return f"---\n{data.to_yaml()}\n---\n"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_card(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
+    """The whole README.md of a dataset directory; deterministic for a given manifest."""
+    totals = manifest["totals"]
+    config_yaml = yaml.safe_dump(manifest["config"], sort_keys=False, allow_unicode=True).strip()
+    verifiers = [
+        (name, counts["passed"], counts["total"], f"{100 * counts['pass_rate']:.2f} %")
+        for name, counts in totals["verifiers"].items()
+    ]
+    reasons = list(totals["rejected"].items())
+    shards = [(s["index"], s["status"], s.get("rows", ""), s.get("rejected_rows", "")) for s in manifest["shards"]]
+    parts = [
+        card_header(manifest, domain),
+        f"# {domain.name}: synthetic dataset made by synth\n",
+        f"{domain.summary}\n",
+        "## Load\n",
+        "```python\nfrom datasets import load_dataset\n"
+        'kept = load_dataset("path/to/this/dir")["train"]\n'
+        'rejected = load_dataset("path/to/this/dir", "rejected")["train"]\n```\n',
+        "## Counts\n",
+        _table(
+            ("generated", "kept", "rejected", "shards"),
+            [(totals["generated"], totals["rows"], totals["rejected_rows"], manifest["num_shards"])],
+        )
+        + "\n",
+        "## Verifier pass rates\n",
+        (_table(("verifier", "passed", "total", "rate"), verifiers) if verifiers else "No verifiers ran.") + "\n",
+        "## Rejection reasons\n",
+        (_table(("reason", "rows"), reasons) if reasons else "No rows were rejected.") + "\n",
+        "## Shards\n",
+        _table(("shard", "status", "kept", "rejected"), shards) + "\n",
+        "## Provenance\n",
+        "Every row carries a content-derived `id` and a `provenance` struct (generator name and version, run "
+        "seed, shard index, config hash, parent ids, synth version). The same config and seed reproduce every "
+        f"shard byte for byte. Config hash: `{manifest['config_hash']}`.\n",
+        "## Config\n",
+        f"```yaml\n{config_yaml}\n```\n",
+    ]
+    if domain.attribution:
+        parts += ["## Source data and licence\n", f"{domain.attribution.strip()}\n"]
+    return "\n".join(parts)

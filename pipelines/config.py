@@ -1,0 +1,144 @@
+"""Pipeline configs: YAML validated by pydantic, with one-line errors naming the file and the field.
+
+Only the fields that change the data (`domain`, `seed`, `shards`, `generator`, `verifiers`, `filters`) enter
+the config hash; `card` and `execution` can change between a run and its resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+
+from synth.pipelines.errors import ConfigError
+from synth.pipelines.records import canonical_json
+
+Engine = Literal["local", "prefect"]
+TaskRunner = Literal["threads", "processes"]
+
+
+class StrictModel(BaseModel):
+    """A pydantic model that rejects unknown fields and is immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class VerdictFilterSpec(StrictModel):
+    """Drop rows whose verdict failed (all verifiers, or the ones named)."""
+
+    kind: Literal["verdict"] = "verdict"
+    verifiers: list[str] | None = None
+
+
+class RangeFilterSpec(StrictModel):
+    """Drop rows whose numeric `column` lies outside [min, max]."""
+
+    kind: Literal["range"] = "range"
+    column: str
+    min: float | None = None
+    max: float | None = None
+
+
+FilterSpec = Annotated[VerdictFilterSpec | RangeFilterSpec, Field(discriminator="kind")]
+
+
+class CardConfig(StrictModel):
+    """Dataset card metadata."""
+
+    pretty_name: str | None = None
+    license: str | None = None
+    language: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+
+class ExecutionConfig(StrictModel):
+    """How to run; never part of the config hash."""
+
+    out: str | None = None
+    engine: Engine = "local"
+    task_runner: TaskRunner = "threads"
+    workers: PositiveInt | None = None
+
+
+class PipelineConfig(StrictModel):
+    """A whole pipeline: which domain, its generator settings, verifiers, filters and run settings."""
+
+    domain: str
+    seed: int = 0
+    shards: PositiveInt = 1
+    generator: dict[str, Any] = Field(default_factory=dict)
+    verifiers: list[str] | None = None
+    filters: list[FilterSpec] = Field(default_factory=lambda: [VerdictFilterSpec()])
+    card: CardConfig = Field(default_factory=CardConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    def hashed_fields(self) -> dict[str, Any]:
+        """The fields that decide the data, as plain JSON values."""
+        return self.model_dump(mode="json", include={"domain", "seed", "shards", "generator", "verifiers", "filters"})
+
+    def config_hash(self) -> str:
+        """Return the sha256 (hex, 16 digits) of the data-deciding fields."""
+        return hashlib.sha256(canonical_json(self.hashed_fields()).encode()).hexdigest()[:16]
+
+
+def format_validation_error(error: ValidationError, *, source: str, prefix: str = "") -> str:
+    """Render the first pydantic error as `SOURCE: field `a.b`: message (got X)`."""
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in (prefix, *first["loc"]) if part != "")
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown field"
+    got = first.get("input")
+    shown = "" if first["type"] in {"extra_forbidden", "missing"} or isinstance(got, dict) else f" (got {got!r})"
+    extra = f" (+{error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{source}: field `{location}`: {message}{shown}{extra}"
+
+
+def parse_config(data: Any, *, source: str = "<config>") -> PipelineConfig:
+    """Validate `data` into a `PipelineConfig` whose `generator` section is checked by its domain."""
+    from synth.pipelines.registry import get_domain
+
+    if not isinstance(data, dict):
+        msg = f"{source}: expected a mapping at the top level, got {type(data).__name__}"
+        raise ConfigError(msg)
+    try:
+        config = PipelineConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, source=source)) from None
+    domain = get_domain(config.domain, source=source)
+    try:
+        generator = domain.config_model.model_validate(config.generator)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error, source=source, prefix="generator")) from None
+    unknown = sorted(set(config.verifiers or ()) - set(domain.verifier_names))
+    if unknown:
+        msg = f"{source}: field `verifiers`: unknown verifier {unknown[0]!r}; choose from {list(domain.verifier_names)}"
+        raise ConfigError(msg)
+    return config.model_copy(update={"generator": generator.model_dump(mode="json")})
+
+
+def read_config_mapping(path: str | Path) -> dict[str, Any]:
+    """Read a YAML config file into a mapping, with one-line errors naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        msg = f"{path}: config file not found"
+        raise ConfigError(msg)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" line {mark.line + 1}:" if mark is not None else ""
+        msg = f"{path}:{where} invalid YAML: {getattr(error, 'problem', None) or error}"
+        raise ConfigError(msg.replace("\n", " ")) from None
+    if not isinstance(data, dict):
+        msg = f"{path}: expected a mapping at the top level, got {type(data).__name__}"
+        raise ConfigError(msg)
+    return data
+
+
+def load_config(path: str | Path) -> PipelineConfig:
+    """Read and validate a YAML pipeline config."""
+    return parse_config(read_config_mapping(path), source=str(path))

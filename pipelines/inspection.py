@@ -1,0 +1,93 @@
+"""Describe a dataset directory: schema, counts, verdict rates, rejection reasons, sample rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from synth.pipelines.errors import InputError
+from synth.pipelines.records import FILTER_REASON_FIELD, PROVENANCE_FIELD
+from synth.pipelines.sink import DATA_DIR, REJECTED_DIR, DatasetDir
+
+
+def open_dataset(out: str | Path) -> tuple[DatasetDir, dict[str, Any]]:
+    """The dataset directory and its manifest; a one-line error if OUT is not a synth dataset."""
+    dataset = DatasetDir(Path(out))
+    if not dataset.root.is_dir():
+        msg = f"{dataset.root}: dataset directory not found"
+        raise InputError(msg)
+    manifest = dataset.read_manifest()
+    if manifest is None:
+        msg = f"{dataset.root}: no manifest.json here; is this a synth output directory?"
+        raise InputError(msg)
+    return dataset, manifest
+
+
+def shard_files(dataset: DatasetDir, folder: str) -> list[Path]:
+    """Parquet shards in `folder` (data or rejected), sorted; temp files excluded."""
+    return sorted((dataset.root / folder).glob("train-*.parquet"))
+
+
+def verdict_rates(frame: pl.LazyFrame, columns: list[str]) -> dict[str, dict[str, Any]]:
+    """Pass counts per verdict column over the rows of `frame`."""
+    rates = {}
+    for column in columns:
+        counts = frame.select(
+            pl.col(column).struct.field("passed").sum().alias("passed"), pl.col(column).count().alias("total")
+        ).collect()
+        passed, total = int(counts["passed"][0] or 0), int(counts["total"][0])
+        rates[column.removeprefix("verdict_")] = {
+            "passed": passed,
+            "total": total,
+            "pass_rate": round(passed / total, 6) if total else None,
+        }
+    return rates
+
+
+def _sample_rows(files: list[Path], limit: int, width: int) -> list[dict[str, Any]]:
+    if not files or limit <= 0:
+        return []
+    rows = pl.scan_parquet(files).drop(PROVENANCE_FIELD).head(limit).collect().to_dicts()
+    clipped = []
+    for row in rows:
+        clipped.append({k: (v[:width] + "…" if isinstance(v, str) and len(v) > width else v) for k, v in row.items()})
+    return clipped
+
+
+def describe_dataset(out: str | Path, *, sample_rows: int = 3, width: int = 60) -> dict[str, Any]:
+    """Everything `synth inspect` shows, as JSON-ready values, computed from the Parquet files."""
+    dataset, manifest = open_dataset(out)
+    data_files, rejected_files = shard_files(dataset, DATA_DIR), shard_files(dataset, REJECTED_DIR)
+    schema = pq.read_schema(data_files[0]) if data_files else None
+    kept = pl.scan_parquet(data_files) if data_files else None
+    rows = kept.select(pl.len()).collect().item() if kept is not None else 0
+    verdict_columns = [name for name in (schema.names if schema else []) if name.startswith("verdict_")]
+    reasons: dict[str, int] = {}
+    rejected_rows = 0
+    if rejected_files:
+        counted = (
+            pl.scan_parquet(rejected_files)
+            .group_by(FILTER_REASON_FIELD)
+            .agg(pl.len().alias("rows"))
+            .sort(["rows", FILTER_REASON_FIELD], descending=[True, False])
+            .collect()
+        )
+        reasons = dict(zip(counted[FILTER_REASON_FIELD].to_list(), counted["rows"].to_list(), strict=True))
+        rejected_rows = sum(reasons.values())
+    shards = manifest["shards"]
+    return {
+        "out": str(dataset.root),
+        "domain": manifest["domain"],
+        "status": manifest["status"],
+        "config_hash": manifest["config_hash"],
+        "shards": {"total": len(shards), "complete": sum(s["status"] == "complete" for s in shards)},
+        "schema": [{"name": f.name, "type": str(f.type)} for f in schema] if schema else [],
+        "rows": rows,
+        "rejected_rows": rejected_rows,
+        "verdicts": verdict_rates(kept, verdict_columns) if kept is not None else {},
+        "rejected": reasons,
+        "sample": _sample_rows(data_files, sample_rows, width),
+    }

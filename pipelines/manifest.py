@@ -1,0 +1,83 @@
+"""The run manifest: config, config hash, input facts, per-shard status and merged statistics."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import synth
+from synth.pipelines.config import PipelineConfig
+
+MANIFEST_FORMAT = "synth-manifest/1"
+
+
+def utc_now() -> str:
+    """Current UTC time in ISO format (manifest only; never inside data files)."""
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+
+
+def merge_totals(records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
+    """Sum rows, rejections and verifier counts over complete shard records."""
+    rejected: Counter[str] = Counter()
+    passed: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    generated = rows = 0
+    for record in records.values():
+        stats = record["stats"]
+        generated += stats["generated"]
+        rows += record["rows"]
+        rejected.update(stats["rejected"])
+        for name, counts in stats["verifiers"].items():
+            passed[name] += counts["passed"]
+            total[name] += counts["total"]
+    return {
+        "generated": generated,
+        "rows": rows,
+        "rejected_rows": sum(rejected.values()),
+        "rejected": dict(sorted(rejected.items(), key=lambda item: (-item[1], item[0]))),
+        "verifiers": {
+            name: {
+                "passed": passed[name],
+                "total": total[name],
+                "pass_rate": round(passed[name] / total[name], 6),
+            }
+            for name in sorted(total)
+            if total[name]
+        },
+    }
+
+
+def build_manifest(
+    *,
+    config: PipelineConfig,
+    columns: list[str],
+    input_info: Mapping[str, Any],
+    records: Mapping[int, Mapping[str, Any]],
+    previous: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Assemble the manifest for the current state of a run."""
+    shards = []
+    for index in range(config.shards):
+        record = records.get(index)
+        if record is None:
+            shards.append({"index": index, "status": "pending"})
+        else:
+            shards.append({k: v for k, v in record.items() if k != "stats"} | {"seconds": record["stats"]["seconds"]})
+    complete = len(records) == config.shards
+    return {
+        "format": MANIFEST_FORMAT,
+        "synth_version": synth.__version__,
+        "domain": config.domain,
+        "config_hash": config.config_hash(),
+        "config": config.model_dump(mode="json", exclude={"execution"}),
+        "status": "complete" if complete else "partial",
+        "num_shards": config.shards,
+        "columns": columns,
+        "input": dict(input_info),
+        "totals": merge_totals(records),
+        "shards": shards,
+        "created_at": (previous or {}).get("created_at") or utc_now(),
+        "updated_at": utc_now(),
+    }

@@ -1,0 +1,99 @@
+"""Record schema helpers: stable row ids, the provenance struct and verdict structs.
+
+Every dataset row is `id` + the domain's columns + verifier columns + `provenance`. The domain schema is
+declared once as a pyarrow schema by the generator; this module adds the framework columns around it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+ID_FIELD = "id"
+PROVENANCE_FIELD = "provenance"
+FILTER_REASON_FIELD = "filter_reason"
+FILTER_STEP_FIELD = "filter_step"
+
+PROVENANCE_TYPE = pa.struct(
+    [
+        ("generator", pa.string()),
+        ("generator_version", pa.string()),
+        ("seed", pa.int64()),
+        ("shard_index", pa.int32()),
+        ("config_hash", pa.string()),
+        ("parent_ids", pa.list_(pa.string())),
+        ("code_version", pa.string()),
+    ]
+)
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise `value` to JSON with sorted keys and no whitespace, for hashing."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def make_row_id(generator: str, content: Mapping[str, Any]) -> str:
+    """Return a stable 32-hex-digit id derived from the generator name and the row's content."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(generator.encode())
+    digest.update(b"\x00")
+    digest.update(canonical_json(content).encode())
+    return digest.hexdigest()
+
+
+def verdict_column(verifier_name: str) -> str:
+    """Name of the verdict struct column a verifier adds."""
+    return f"verdict_{verifier_name}"
+
+
+def score_column(verifier_name: str, score: str) -> str:
+    """Name of one top-level score column a verifier adds."""
+    return f"{verifier_name}_{score}"
+
+
+def verdict_type(score_names: Sequence[str]) -> pa.StructType:
+    """Arrow type of a verdict: `{passed, reasons, scores{...}}` with one float64 per score."""
+    scores = pa.struct([(name, pa.float64()) for name in score_names]) if score_names else pa.struct([])
+    return pa.struct([("passed", pa.bool_()), ("reasons", pa.list_(pa.string())), ("scores", scores)])
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One verifier's judgement of one row."""
+
+    passed: bool
+    reasons: tuple[str, ...] = ()
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the verdict as a plain dict matching `verdict_type`."""
+        return {"passed": self.passed, "reasons": list(self.reasons), "scores": dict(self.scores)}
+
+
+def output_schema(domain_schema: pa.Schema, verifier_scores: Sequence[tuple[str, Sequence[str]]]) -> pa.Schema:
+    """Assemble the full row schema: id, domain columns, score and verdict columns, provenance."""
+    fields: list[pa.Field] = [pa.field(ID_FIELD, pa.string(), nullable=False)]
+    fields.extend(domain_schema)
+    for name, scores in verifier_scores:
+        fields.extend(pa.field(score_column(name, s), pa.float64()) for s in scores)
+        fields.append(pa.field(verdict_column(name), verdict_type(scores)))
+    fields.append(pa.field(PROVENANCE_FIELD, PROVENANCE_TYPE))
+    names = [f.name for f in fields]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        msg = f"duplicate column names in the output schema: {duplicates}"
+        raise ValueError(msg)
+    return pa.schema(fields, metadata=domain_schema.metadata)
+
+
+def rejected_schema(schema: pa.Schema) -> pa.Schema:
+    """Schema of `rejected/` shards: every output column made nullable, plus the reason and step."""
+    fields = [f.with_nullable(True) for f in schema]
+    fields.append(pa.field(FILTER_REASON_FIELD, pa.string(), nullable=False))
+    fields.append(pa.field(FILTER_STEP_FIELD, pa.string(), nullable=False))
+    return pa.schema(fields, metadata=schema.metadata)

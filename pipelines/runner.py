@@ -1,0 +1,223 @@
+"""Build a pipeline from a config and run one shard of it, batch by batch, without any engine."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+import synth
+from synth.pipelines.config import PipelineConfig, RangeFilterSpec, VerdictFilterSpec
+from synth.pipelines.errors import ConfigError
+from synth.pipelines.records import (
+    FILTER_REASON_FIELD,
+    FILTER_STEP_FIELD,
+    ID_FIELD,
+    PROVENANCE_FIELD,
+    PROVENANCE_TYPE,
+    make_row_id,
+    output_schema,
+    rejected_schema,
+    score_column,
+    verdict_column,
+    verdict_type,
+)
+from synth.pipelines.registry import DomainSpec, get_domain
+from synth.pipelines.steps import Filter, GeneratedBatch, Generator, Rejection, ShardContext, Verifier
+from synth.validators.filters import RangeFilter, VerdictFilter
+
+GENERATOR_STEP = "generator"
+
+
+@dataclass(slots=True)
+class ShardStats:
+    """Counters and timings of one shard; merged into the manifest and the dataset card."""
+
+    generated: int = 0
+    kept: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    verifier_passed: Counter[str] = field(default_factory=Counter)
+    verifier_total: Counter[str] = field(default_factory=Counter)
+    seconds: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the stats as JSON-ready values."""
+        return {
+            "generated": self.generated,
+            "kept": self.kept,
+            "rejected": dict(sorted(self.rejected.items())),
+            "verifiers": {
+                name: {"passed": self.verifier_passed[name], "total": total}
+                for name, total in sorted(self.verifier_total.items())
+            },
+            "seconds": {name: round(value, 4) for name, value in sorted(self.seconds.items())},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutput:
+    """One processed batch: rows kept and rows rejected (with `filter_reason`), both schema-cast."""
+
+    kept: pa.Table
+    rejected: pa.Table
+
+
+def build_filter(spec: VerdictFilterSpec | RangeFilterSpec, verifier_names: Sequence[str]) -> Filter:
+    """Turn a filter spec from the config into a filter step."""
+    if isinstance(spec, VerdictFilterSpec):
+        return VerdictFilter(name="verdict", verifiers=tuple(spec.verifiers or verifier_names))
+    return RangeFilter(name=f"range_{spec.column}", column=spec.column, min=spec.min, max=spec.max)
+
+
+class Pipeline:
+    """A generator, its verifiers and filters, with the output schema and checked column contracts."""
+
+    def __init__(self, config: PipelineConfig, domain: DomainSpec) -> None:
+        self.config = config
+        self.domain = domain
+        generator_config = domain.config_model.model_validate(config.generator)
+        self.generator: Generator = domain.build_generator(generator_config)
+        available = domain.build_verifiers(generator_config)
+        names = config.verifiers if config.verifiers is not None else list(available)
+        self.verifiers: tuple[Verifier, ...] = tuple(available[name] for name in names)
+        self.filters: tuple[Filter, ...] = tuple(build_filter(spec, names) for spec in config.filters)
+        self.config_hash = config.config_hash()
+        self.schema = output_schema(self.generator.schema, [(v.name, v.scores) for v in self.verifiers])
+        self.rejected_schema = rejected_schema(self.schema)
+        self.check_contracts()
+
+    def check_contracts(self) -> None:
+        """Fail before the first row if a step reads a column that no earlier step provides."""
+        available = {ID_FIELD, *self.generator.schema.names}
+        for verifier in self.verifiers:
+            self._require(verifier.name, verifier.reads, available)
+            available |= {score_column(verifier.name, s) for s in verifier.scores}
+            available.add(verdict_column(verifier.name))
+        for step in self.filters:
+            self._require(step.name, step.reads, available)
+
+    @staticmethod
+    def _require(step: str, reads: Sequence[str], available: set[str]) -> None:
+        missing = [column for column in reads if column not in available]
+        if missing:
+            msg = f"step `{step}` reads column `{missing[0]}`, which no earlier step provides"
+            raise ConfigError(msg)
+
+    def shard_context(self, shard_index: int) -> ShardContext:
+        """The context of shard `shard_index` of this run."""
+        return ShardContext(
+            seed=self.config.seed,
+            shard_index=shard_index,
+            num_shards=self.config.shards,
+            config_hash=self.config_hash,
+        )
+
+    def run_shard(self, shard_index: int, stats: ShardStats) -> Iterator[BatchOutput]:
+        """Generate, verify and filter shard `shard_index`, yielding one output per generated batch."""
+        ctx = self.shard_context(shard_index)
+        batches = iter(self.generator.generate(ctx))
+        while True:
+            start = time.perf_counter()
+            batch = next(batches, None)
+            stats.seconds[GENERATOR_STEP] += time.perf_counter() - start
+            if batch is None:
+                return
+            yield self.process_batch(batch, ctx, stats)
+
+    def process_batch(self, batch: GeneratedBatch, ctx: ShardContext, stats: ShardStats) -> BatchOutput:
+        """Cast a generated batch, add ids, verdicts and provenance, then apply the filters."""
+        table = self._rows_table(batch, ctx)
+        stats.generated += table.num_rows
+        for verifier in self.verifiers:
+            start = time.perf_counter()
+            table = self._apply_verifier(verifier, table, stats)
+            stats.seconds[f"verifier:{verifier.name}"] += time.perf_counter() - start
+        table = table.select(self.schema.names).cast(self.schema)
+        rejected_parts = [self._rejections_table(batch.rejections, ctx, stats)]
+        for step in self.filters:
+            start = time.perf_counter()
+            table, dropped = self._apply_filter(step, table, stats)
+            rejected_parts.append(dropped)
+            stats.seconds[f"filter:{step.name}"] += time.perf_counter() - start
+        stats.kept += table.num_rows
+        return BatchOutput(kept=table, rejected=pa.concat_tables(rejected_parts))
+
+    def _provenance(self, ctx: ShardContext, parents: Sequence[tuple[str, ...]]) -> list[dict[str, Any]]:
+        return [
+            {
+                "generator": self.generator.name,
+                "generator_version": self.generator.version,
+                "seed": ctx.seed,
+                "shard_index": ctx.shard_index,
+                "config_hash": ctx.config_hash,
+                "parent_ids": list(p),
+                "code_version": synth.__version__,
+            }
+            for p in parents
+        ]
+
+    def _rows_table(self, batch: GeneratedBatch, ctx: ShardContext) -> pa.Table:
+        if len(batch.parent_ids) != len(batch.rows):
+            msg = f"generator `{self.generator.name}` gave {len(batch.rows)} rows but {len(batch.parent_ids)} parents"
+            raise ValueError(msg)
+        table = pa.Table.from_pylist(batch.rows, schema=self.generator.schema)
+        ids = pa.array([make_row_id(self.generator.name, row) for row in batch.rows], type=pa.string())
+        table = table.add_column(0, ID_FIELD, ids)
+        provenance = pa.array(self._provenance(ctx, batch.parent_ids), type=PROVENANCE_TYPE)
+        return table.append_column(PROVENANCE_FIELD, provenance)
+
+    def _apply_verifier(self, verifier: Verifier, table: pa.Table, stats: ShardStats) -> pa.Table:
+        verdicts = verifier.verify(table)
+        if len(verdicts) != table.num_rows:
+            msg = f"verifier `{verifier.name}` returned {len(verdicts)} verdicts for {table.num_rows} rows"
+            raise ValueError(msg)
+        for score in verifier.scores:
+            values = [v.scores.get(score) for v in verdicts]
+            table = table.append_column(score_column(verifier.name, score), pa.array(values, pa.float64()))
+        column = pa.array([v.to_dict() for v in verdicts], type=verdict_type(verifier.scores))
+        stats.verifier_total[verifier.name] += len(verdicts)
+        stats.verifier_passed[verifier.name] += sum(v.passed for v in verdicts)
+        return table.append_column(verdict_column(verifier.name), column)
+
+    def _apply_filter(self, step: Filter, table: pa.Table, stats: ShardStats) -> tuple[pa.Table, pa.Table]:
+        if table.num_rows == 0:
+            return table, self.rejected_schema.empty_table()
+        reasons = step.keep_frame(pl.from_arrow(table.select(list(step.reads) or table.column_names)))
+        drop = reasons.is_not_null().to_arrow()
+        dropped = table.filter(drop)
+        dropped_reasons = reasons.filter(reasons.is_not_null()).to_list()
+        stats.rejected.update(dropped_reasons)
+        dropped = dropped.append_column(FILTER_REASON_FIELD, pa.array(dropped_reasons, pa.string()))
+        dropped = dropped.append_column(FILTER_STEP_FIELD, pa.array([step.name] * dropped.num_rows, pa.string()))
+        return table.filter(pc.invert(drop)), dropped.cast(self.rejected_schema)
+
+    def _rejections_table(self, rejections: Sequence[Rejection], ctx: ShardContext, stats: ShardStats) -> pa.Table:
+        if not rejections:
+            return self.rejected_schema.empty_table()
+        stats.rejected.update(r.reason for r in rejections)
+        domain_names = set(self.generator.schema.names)
+        provenance = self._provenance(ctx, [r.parent_ids for r in rejections])
+        rows = []
+        for rejection, origin in zip(rejections, provenance, strict=True):
+            values = {k: v for k, v in rejection.values.items() if k in domain_names}
+            rows.append(
+                {
+                    **values,
+                    ID_FIELD: make_row_id(self.generator.name, {"rejected": rejection.reason, **values}),
+                    PROVENANCE_FIELD: origin,
+                    FILTER_REASON_FIELD: rejection.reason,
+                    FILTER_STEP_FIELD: GENERATOR_STEP,
+                }
+            )
+        return pa.Table.from_pylist(rows, schema=self.rejected_schema)
+
+
+def build_pipeline(config: PipelineConfig) -> Pipeline:
+    """Build the pipeline a validated config describes."""
+    return Pipeline(config, get_domain(config.domain))

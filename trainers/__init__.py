@@ -1,0 +1,1 @@
+"""Downstream trainers that read synth datasets (arrive with the domains that need them)."""
