@@ -60,7 +60,7 @@ def build_generator(config: PapyrusConfig) -> Generator:
     if not root.is_dir():
         msg = f"{root}: input directory not found (expected a papyri.info checkout with DDB_EpiDoc_XML/ or DCLP/)"
         raise InputError(msg)
-    return PapyrusCERGenerator(
+    generator = PapyrusCERGenerator(
         name="papyrus-cer",
         version="1",
         input=root,
@@ -72,6 +72,8 @@ def build_generator(config: PapyrusConfig) -> Generator:
         scriptio_continua=config.scriptio_continua,
         docs_per_batch=config.docs_per_batch,
     )
+    _ = generator.files  # list the corpus now, so a bad input fails before any shard starts
+    return generator
 
 
 def build_verifiers(config: PapyrusConfig) -> dict[str, Verifier]:

@@ -110,7 +110,10 @@ class DatasetDir:
             except BlockingIOError:
                 handle.seek(0)
                 holder = handle.read().strip() or "unknown"
-                msg = f"{self.root}: output directory is in use by another synth run (pid {holder}); wait or use another --out"
+                msg = (
+                    f"{self.root}: output directory is in use by another synth run (pid {holder}); "
+                    "wait for it or use another --out"
+                )
                 raise OutputDirError(msg) from None
             handle.seek(0)
             handle.truncate()

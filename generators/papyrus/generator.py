@@ -15,6 +15,7 @@ import pyarrow as pa
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument, corpus_files, read_document
 from synth.generators.papyrus.degrade import Degradation, TooShort, degrade_levels
 from synth.generators.papyrus.epidoc import EpiDocError
+from synth.pipelines.errors import InputError
 from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 
 logger = logging.getLogger(__name__)
@@ -103,7 +104,10 @@ class PapyrusCERGenerator(Generator):
     @cached_property
     def files(self) -> list[Path]:
         """All EpiDoc files of the input, in a stable order."""
-        return corpus_files(self.input)
+        try:
+            return corpus_files(self.input)
+        except FileNotFoundError as error:
+            raise InputError(str(error)) from None
 
     def describe_input(self) -> dict[str, Any]:
         return {"root": str(self.input), "files": len(self.files)}

@@ -21,7 +21,7 @@ class CERVerifier(Verifier):
     """Pass a row only if `lev(text_clean, text_noisy) == k` and the noisy text keeps the alphabet."""
 
     reads: ClassVar[tuple[str, ...]] = ("text_clean", "text_noisy", "k", "n_ref")
-    scores: ClassVar[tuple[str, ...]] = ("distance", "cer")
+    scores: ClassVar[tuple[str, ...]] = ("distance", "rate")
 
     def verify(self, table: pa.Table) -> list[Verdict]:
         columns = table.select(list(self.reads)).to_pydict()
@@ -34,5 +34,5 @@ class CERVerifier(Verifier):
             if ALPHABET.fullmatch(noisy) is None:
                 reasons.append("alphabet")
             cer = distance / n_ref if n_ref else 0.0
-            verdicts.append(Verdict(not reasons, tuple(reasons), {"distance": float(distance), "cer": cer}))
+            verdicts.append(Verdict(not reasons, tuple(reasons), {"distance": float(distance), "rate": cer}))
         return verdicts
