@@ -1,0 +1,11 @@
+from synth.pipelines.bench import bench_pipeline
+
+
+def test_bench_reports_ratios_against_a_bare_loop_doing_the_same_work(tmp_path):
+    report = bench_pipeline(min_seconds=0.5, shards=2, repeats=1, engines=("local",), work_dir=tmp_path)
+    assert report["rows_generated"]["bare"] == report["rows_generated"]["local"] > 0
+    assert report["best_seconds"]["bare"] >= 0.5 and report["goal"]["bare_long_enough"]
+    best = report["best_seconds"]
+    assert abs(report["ratios"]["local_vs_bare"] - best["local"] / best["bare"]) < 0.01
+    assert "prefect_cold_vs_bare" not in report["ratios"]
+    assert report["config"]["generator"]["samples"] >= 1
