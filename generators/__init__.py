@@ -1,0 +1,1 @@
+"""Generators, one package per domain."""
