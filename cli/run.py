@@ -13,7 +13,7 @@ from synth.pipelines.config import Engine, PipelineConfig, TaskRunner, parse_con
 
 OUT_HELP = "Output directory (default: `execution.out` of the config, else out/<domain>)."
 ENGINE_HELP = "local: run in this process, no Prefect. prefect: a Prefect flow with one task per shard."
-RUNNER_HELP = "Prefect task runner: threads or processes (ignored by the local engine)."
+RUNNER_HELP = "Prefect task runner: threads, processes, or dask (a local Dask cluster, or execution.dask_address)."
 WORKERS_HELP = "Parallel shards: processes for the local engine, task-runner workers for Prefect."
 OVERWRITE_HELP = "Delete what synth wrote in OUT before running (otherwise a rerun resumes)."
 SET_HELP = "Override a config field, e.g. --set generator.samples=2 (repeatable; value parsed as YAML)."

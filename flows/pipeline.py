@@ -16,6 +16,7 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 
 from synth.pipelines.config import PipelineConfig, parse_config
 from synth.pipelines.config import TaskRunner as TaskRunnerName
+from synth.pipelines.errors import MissingDependencyError
 from synth.pipelines.execution import RunSummary, execute_shard, finalize_run, open_run
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -53,8 +54,18 @@ def synth_pipeline_flow(config_payload: dict[str, Any], out: str, overwrite: boo
     return {"manifest": manifest, "executed": plan.pending}
 
 
-def make_task_runner(name: TaskRunnerName, workers: int | None) -> TaskRunner:
-    """A Prefect task runner by name: threads (default) or processes."""
+def make_task_runner(name: TaskRunnerName, workers: int | None, *, dask_address: str | None = None) -> TaskRunner:
+    """A Prefect task runner by name: threads (default), processes, or dask (prefect-dask, `synth[dist]`)."""
+    if name == "dask":
+        try:
+            from prefect_dask import DaskTaskRunner
+        except ImportError:
+            msg = "task runner `dask` needs prefect-dask; install it with `pip install 'synth[dist]'`"
+            raise MissingDependencyError(msg) from None
+        if dask_address:
+            return DaskTaskRunner(address=dask_address)
+        cluster = {"n_workers": workers or os.cpu_count() or 1, "threads_per_worker": 1, "processes": True}
+        return DaskTaskRunner(cluster_kwargs=cluster)
     if name == "processes":
         return ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
     return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
@@ -69,7 +80,11 @@ def run_prefect(
     workers: int | None = None,
 ) -> RunSummary:
     """Run the pipeline as a Prefect flow and return the same summary as the local engine."""
-    runner = make_task_runner(task_runner or config.execution.task_runner, workers or config.execution.workers)
+    runner = make_task_runner(
+        task_runner or config.execution.task_runner,
+        workers or config.execution.workers,
+        dask_address=config.execution.dask_address,
+    )
     configured = synth_pipeline_flow.with_options(task_runner=runner)
     already = set(range(config.shards))
     result = configured(config.model_dump(mode="json"), str(out), overwrite)

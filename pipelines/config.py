@@ -17,7 +17,7 @@ from synth.pipelines.errors import ConfigError
 from synth.pipelines.records import canonical_json
 
 Engine = Literal["local", "prefect"]
-TaskRunner = Literal["threads", "processes"]
+TaskRunner = Literal["threads", "processes", "dask"]
 
 
 class StrictModel(BaseModel):
@@ -61,6 +61,7 @@ class ExecutionConfig(StrictModel):
     engine: Engine = "local"
     task_runner: TaskRunner = "threads"
     workers: PositiveInt | None = None
+    dask_address: str | None = Field(None, description="scheduler of an existing Dask cluster; None starts a local one")
 
 
 class PipelineConfig(StrictModel):

@@ -43,3 +43,14 @@ def test_prefect_engine_resumes_from_the_shard_records(tmp_path, prefect_server)
     again = run_prefect(config, tmp_path / "out")
     assert again.executed == [2]
     assert again.skipped == [0, 1]
+
+
+def test_dask_task_runner_on_a_local_cluster_gives_the_same_bytes(tmp_path, prefect_server):
+    pytest.importorskip("prefect_dask")
+    from synth.flows.pipeline import run_prefect
+
+    config = parse_config(PAYLOAD)
+    run_local(config, tmp_path / "local")
+    flow = run_prefect(config, tmp_path / "dask", task_runner="dask", workers=2)
+    assert flow.manifest["status"] == "complete"
+    assert hashes(tmp_path / "dask") == hashes(tmp_path / "local")
