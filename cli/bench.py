@@ -37,3 +37,39 @@ def pipeline_command(
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     console.print_json(json.dumps({"ratios": report["ratios"], "best_seconds": report["best_seconds"]}))
     console.print(f"wrote {out}")
+
+
+@app.command("levenshtein")
+@cli_errors
+def levenshtein_command(
+    out: Path = typer.Option(Path("bench-levenshtein.json"), "--out", "-o", help="Where to write the JSON report."),
+    pairs: int = typer.Option(2000, "--pairs", min=1, help="Pairs per backend (all backends get the same pairs)."),
+    length: int = typer.Option(200, "--length", min=0, help="Letters per clean text; the noisy copy has ~10% edits."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random pairs."),
+    repeats: int = typer.Option(
+        3, "--repeats", min=1, help="Timed runs per backend (fewer past 5 s); the best time counts."
+    ),
+    backends: str = typer.Option(
+        "rapidfuzz,numpy,triton", "--backends", help="Comma-separated backends to compare with rapidfuzz."
+    ),
+) -> None:
+    """Pairs/s of the Levenshtein backends (numpy reference, triton kernel) versus rapidfuzz on the same pairs.
+
+    Without CUDA, triton runs only with TRITON_INTERPRET=1 set in the environment (its slow CPU interpreter).
+    """
+    from synth.pipelines.bench_levenshtein import BENCH_BACKENDS, bench_levenshtein
+
+    chosen = tuple(name.strip() for name in backends.split(",") if name.strip())
+    unknown = sorted(set(chosen) - set(BENCH_BACKENDS))
+    if unknown:
+        err_console.print(
+            f"[bold red]error:[/] --backends: unknown backend {unknown[0]!r}; choose {', '.join(BENCH_BACKENDS)}"
+        )
+        raise typer.Exit(2)
+    report = bench_levenshtein(pairs=pairs, length=length, seed=seed, backends=chosen, repeats=repeats)
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    summary = {key: report[key] for key in ("pairs_per_s", "ratios", "agrees_with_rapidfuzz", "triton_mode")}
+    if report["skipped"]:
+        summary["skipped"] = report["skipped"]
+    console.print_json(json.dumps(summary, ensure_ascii=False))
+    console.print(f"wrote {out}")

@@ -1,0 +1,27 @@
+"""Batched Levenshtein distance: a triton kernel (bit-parallel Myers/Hyyrö) beside its numpy reference.
+
+Importing this package needs neither torch nor triton; the kernel module imports them when the triton backend runs.
+"""
+
+from synth.kernels.levenshtein.api import (
+    BACKENDS,
+    TRITON_REQUIRES,
+    Backend,
+    KernelUnavailableError,
+    levenshtein_batch,
+    missing_triton_requirement,
+    resolve_backend,
+)
+from synth.kernels.levenshtein.reference import encode_codepoints, levenshtein_numpy
+
+__all__ = [
+    "BACKENDS",
+    "TRITON_REQUIRES",
+    "Backend",
+    "KernelUnavailableError",
+    "encode_codepoints",
+    "levenshtein_batch",
+    "levenshtein_numpy",
+    "missing_triton_requirement",
+    "resolve_backend",
+]

@@ -1,0 +1,1 @@
+"""The Papyrus CER study: classifiers for the four papyrological tasks, keyword search, tolerance tables."""

@@ -1,0 +1,95 @@
+"""fastText supervised classifier (optional: `pip install fasttext-wheel`); dating is learnt as centuries.
+
+Input lines are `__label__X text` with newlines turned into spaces. Dating predicts the centre year of the
+predicted century (for example 150 for the 2nd century CE, -150 for the 2nd century BCE). Training uses a
+single thread so that the same seed gives the same model.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from synth.pipelines.errors import ConfigError
+from synth.trainers.papyrus.models.base import TextModel
+from synth.trainers.papyrus.tasks import century
+
+MODEL_BIN = "fasttext.bin"
+LABEL_PREFIX = "__label__"
+
+
+@dataclass(frozen=True)
+class FastTextParams:
+    """`fasttext.train_supervised` settings (the research notes' defaults)."""
+
+    epoch: int = 25
+    lr: float = 0.5
+    word_ngrams: int = 2
+    minn: int = 2
+    maxn: int = 5
+    dim: int = 100
+
+    def __post_init__(self) -> None:
+        if min(self.epoch, self.word_ngrams, self.dim) < 1 or self.lr <= 0 or not 0 <= self.minn <= self.maxn:
+            msg = "fasttext: `epoch`, `word_ngrams`, `dim` and `lr` must be positive and 0 <= `minn` <= `maxn`"
+            raise ConfigError(msg)
+
+
+def century_centre(value: int) -> float:
+    """The middle year of a century number from `century` (no year 0)."""
+    return (value - 1) * 100 + 50.0 if value > 0 else -((-value - 1) * 100 + 50.0)
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class FastTextModel(TextModel):
+    """fastText with character n-grams (`minn`..`maxn`) and word n-grams."""
+
+    kind: ClassVar[str] = "fasttext"
+    params_type: ClassVar[type[Any]] = FastTextParams
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("fasttext", "fasttext-wheel"),)
+
+    def _fit(self, texts: list[str], targets: list[Any]) -> None:
+        import fasttext
+
+        labels = [str(t) if self.classes is not None else str(century(float(t))) for t in targets]
+        p: FastTextParams = self.params
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "train.txt"
+            pairs = zip(labels, texts, strict=True)
+            lines = (f"{LABEL_PREFIX}{label.replace(' ', '_')} {_line(text)}" for label, text in pairs)
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            self.model = fasttext.train_supervised(
+                input=str(path),
+                epoch=p.epoch,
+                lr=p.lr,
+                wordNgrams=p.word_ngrams,
+                minn=p.minn,
+                maxn=p.maxn,
+                dim=p.dim,
+                seed=self.seed,
+                thread=1,
+                verbose=0,
+            )
+        self.label_names = {label.replace(" ", "_"): label for label in labels}
+
+    def _predict(self, texts: list[str]) -> list[Any]:
+        predicted, _ = self.model.predict([_line(text) for text in texts], k=1)
+        labels = [self.label_names.get(top[0][len(LABEL_PREFIX) :], top[0][len(LABEL_PREFIX) :]) for top in predicted]
+        if self.classes is not None:
+            return labels
+        return [century_centre(int(label)) for label in labels]
+
+    def _save_state(self, root: Path) -> dict[str, Any]:
+        self.model.save_model(str(root / MODEL_BIN))
+        return {"file": MODEL_BIN, "label_names": self.label_names}
+
+    def _load_state(self, root: Path, state: dict[str, Any]) -> None:
+        import fasttext
+
+        self.model = fasttext.load_model(str(root / state.get("file", MODEL_BIN)))
+        self.label_names = state.get("label_names", {})
