@@ -29,8 +29,13 @@ LOCAL_GOAL = 1.05
 
 
 def bench_config(*, samples: int, shards: int, seed: int = 0) -> PipelineConfig:
-    """The papyrus pipeline the benchmark runs: the shipped sample, `samples` noisy copies per level."""
-    payload = {"domain": "papyrus", "seed": seed, "shards": shards, "generator": {"samples": samples}}
+    """The papyrus pipeline the benchmark runs: the shipped EpiDoc sample, `samples` noisy copies per level."""
+    payload = {
+        "domain": "papyrus",
+        "seed": seed,
+        "shards": shards,
+        "generator": {"samples": samples, "sources": ["epidoc"]},
+    }
     return parse_config(payload, source="synth bench")
 
 

@@ -5,22 +5,33 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from synth.generators.papyrus.corpus import SAMPLE_ROOT
 from synth.generators.papyrus.degrade import DEFAULT_LEVELS
+from synth.generators.papyrus.sources import SourceName
 from synth.pipelines.config import StrictModel
 from synth.pipelines.errors import InputError
 from synth.pipelines.registry import DomainSpec
 from synth.pipelines.steps import Generator, Verifier
 
+DEFAULT_SOURCES: tuple[SourceName, ...] = ("epidoc", "papygreek", "duke")
 VariantName = Literal["uniform", "confusable", "burst", "word"]
 
 
 class PapyrusConfig(StrictModel):
     """Generator settings of the Papyrus CER corpus."""
 
-    input: str | None = Field(None, description="papyri.info checkout (DDB_EpiDoc_XML/, HGV_meta_EpiDoc/, DCLP/)")
+    input: str | None = Field(
+        None, description="EpiDoc root of the `epidoc` source: a papyri.info checkout (DDB_EpiDoc_XML/, DCLP/, …)"
+    )
+    sources: list[SourceName] = Field(
+        default_factory=lambda: list(DEFAULT_SOURCES),
+        min_length=1,
+        description="corpora to read; a TM id found in several is read once, from the first of "
+        "epidoc > papygreek > duke > padoc. padoc is opt-in: its texts are papyri.info reading texts that keep "
+        "editorial restorations (about 22 % CER from the stripped editions), good for dating only",
+    )
     levels: list[float] = Field(default_factory=lambda: list(DEFAULT_LEVELS), min_length=1)
     variants: list[VariantName] = Field(
         default_factory=lambda: ["uniform", "confusable", "burst", "word"], min_length=1
@@ -51,19 +62,35 @@ class PapyrusConfig(StrictModel):
             raise ValueError(msg)
         return variants
 
+    @field_validator("sources")
+    @classmethod
+    def _sources_distinct(cls, sources: list[str]) -> list[str]:
+        if len(set(sources)) != len(sources):
+            msg = "sources must be distinct"
+            raise ValueError(msg)
+        return sources
+
+    @model_validator(mode="after")
+    def _input_needs_epidoc(self) -> PapyrusConfig:
+        if self.input is not None and "epidoc" not in self.sources:
+            msg = "`input` is the EpiDoc root, but `sources` has no `epidoc`; add it or drop `input`"
+            raise ValueError(msg)
+        return self
+
 
 def build_generator(config: PapyrusConfig) -> Generator:
     """The generator for a validated config; checks the input directory exists."""
     from synth.generators.papyrus.generator import PapyrusCERGenerator
 
     root = Path(config.input).expanduser() if config.input else SAMPLE_ROOT
-    if not root.is_dir():
+    if "epidoc" in config.sources and not root.is_dir():
         msg = f"{root}: input directory not found (expected a papyri.info checkout with DDB_EpiDoc_XML/ or DCLP/)"
         raise InputError(msg)
     generator = PapyrusCERGenerator(
         name="papyrus-cer",
         version="1",
         input=root,
+        sources=tuple(config.sources),
         levels=tuple(config.levels),
         variants=tuple(config.variants),
         lost_lines=config.lost_lines,
@@ -72,7 +99,7 @@ def build_generator(config: PapyrusConfig) -> Generator:
         scriptio_continua=config.scriptio_continua,
         docs_per_batch=config.docs_per_batch,
     )
-    _ = generator.files  # list the corpus now, so a bad input fails before any shard starts
+    _ = generator.listing  # list the corpora now, so a bad input fails before any shard starts
     return generator
 
 
@@ -88,15 +115,21 @@ Source texts and metadata come from papyri.info (Integrating Digital Papyrology)
 Commons Attribution 3.0 (CC BY 3.0) with copyright and attribution to the respective projects: the Duke
 Databank of Documentary Papyri (DDbDP, texts), the Heidelberger Gesamtverzeichnis der griechischen
 Papyrusurkunden Ägyptens (HGV, metadata) and the Digital Corpus of Literary Papyri (DCLP, texts and metadata).
+Depending on `generator.sources`, texts and labels also come from three corpora derived from that data:
+the PapyGreek Treebanks v3.0 (PapyGreek project, University of Helsinki; CC BY-SA 4.0), the Trismegistos
+Words treebanks of Keersmaekers & Depauw (duke-nlp, paraliterary texts; CC BY-SA 4.0), and PaDoc
+(Pavlopoulos et al., ACL 2023, doi:10.18653/v1/2023.acl-long.556; CC BY 4.0 dataset, Apache-2.0 repository).
+A dataset that includes the CC BY-SA 4.0 sources must be shared under CC BY-SA 4.0.
 The editorial layer was removed and the texts were degraded synthetically; the noisy texts are not editions.
 """
 
 DOMAIN = DomainSpec(
     name="papyrus",
     summary=(
-        "Letters-only Greek papyrus texts stripped from EpiDoc XML (a 'perfect HTR' reference), each degraded "
-        "with a seeded algorithm to exact character error rates, with lost lines and four error shapes "
-        "(uniform, confusable, burst, word), labelled with literary flag, document type and date range."
+        "Letters-only Greek papyrus texts stripped from EpiDoc XML and from the PapyGreek, Trismegistos Words "
+        "and PaDoc corpora (a 'perfect HTR' reference), each degraded with a seeded algorithm to exact character "
+        "error rates, with lost lines and four error shapes (uniform, confusable, burst, word), labelled with "
+        "literary flag, document type and date range."
     ),
     config_model=PapyrusConfig,
     build_generator=build_generator,
@@ -104,7 +137,7 @@ DOMAIN = DomainSpec(
     verifier_names=("cer",),
     card_defaults={
         "pretty_name": "Papyrus CER corpus",
-        "license": "cc-by-3.0",
+        "license": "cc-by-sa-4.0",
         "language": ["grc"],
         "tags": ["papyrology", "htr", "ocr-noise", "character-error-rate"],
     },

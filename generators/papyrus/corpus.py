@@ -91,7 +91,7 @@ class PapyrusDocument:
     """
 
     doc_id: str
-    source: Literal["ddb", "dclp"]
+    source: Literal["ddb", "dclp", "papygreek", "duke", "padoc"]
     path: str
     text: str
     tm: str | None

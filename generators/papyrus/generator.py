@@ -1,9 +1,10 @@
-"""The Papyrus CER generator: clean letters-only texts degraded to exact character error rates."""
+"""The Papyrus CER generator: clean letters-only texts from several sources degraded to exact character error rates."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -12,9 +13,17 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
-from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument, corpus_files, read_document
+from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument
 from synth.generators.papyrus.degrade import Degradation, TooShort, degrade_levels
 from synth.generators.papyrus.epidoc import EpiDocError
+from synth.generators.papyrus.sources import (
+    CORPORA_ROOT,
+    SOURCE_NAMES,
+    DocumentRef,
+    SourceName,
+    list_documents,
+    read_ref,
+)
 from synth.pipelines.errors import InputError
 from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 
@@ -89,9 +98,15 @@ def document_columns(doc: PapyrusDocument) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class PapyrusCERGenerator(Generator):
-    """Strip EpiDoc editions to letters-only text and degrade each to exact CER levels per variant."""
+    """Read letters-only texts from the chosen sources and degrade each to exact CER levels per variant.
+
+    `input` is the EpiDoc root of the ``epidoc`` source; the other sources are read from `corpora_root`.
+    Documents whose TM id a higher-priority source already has are left out (see `list_documents`).
+    """
 
     input: Path = SAMPLE_ROOT
+    sources: tuple[SourceName, ...] = SOURCE_NAMES
+    corpora_root: Path = CORPORA_ROOT
     levels: tuple[float, ...]
     variants: tuple[str, ...]
     lost_lines: float = 0.0
@@ -102,31 +117,39 @@ class PapyrusCERGenerator(Generator):
     schema: ClassVar[pa.Schema] = PAPYRUS_SCHEMA
 
     @cached_property
-    def files(self) -> list[Path]:
-        """All EpiDoc files of the input, in a stable order."""
+    def listing(self) -> tuple[list[DocumentRef], dict[str, int]]:
+        """All documents of the sources in a stable order, and the TM duplicates dropped per source."""
         try:
-            return corpus_files(self.input)
+            return list_documents(self.input, sources=self.sources, corpora_root=self.corpora_root)
         except FileNotFoundError as error:
             raise InputError(str(error)) from None
 
+    @property
+    def refs(self) -> list[DocumentRef]:
+        """The documents to generate from, in shard order."""
+        return self.listing[0]
+
     def describe_input(self) -> dict[str, Any]:
-        return {"root": str(self.input), "files": len(self.files)}
+        refs, dropped = self.listing
+        counts = Counter(ref.source for ref in refs)
+        info: dict[str, Any] = {"root": str(self.input)} if "epidoc" in dropped else {}
+        info["documents"] = len(refs)
+        info["sources"] = {name: {"documents": counts[name], "duplicates_dropped": n} for name, n in dropped.items()}
+        return info
 
     def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
-        files = ctx.partition(self.files)
-        for start in range(0, len(files), self.docs_per_batch):
+        refs = ctx.partition(self.refs)
+        for start in range(0, len(refs), self.docs_per_batch):
             batch = GeneratedBatch()
-            for path in files[start : start + self.docs_per_batch]:
-                self._generate_document(path, ctx, batch)
+            for ref in refs[start : start + self.docs_per_batch]:
+                self._generate_document(ref, ctx, batch)
             yield batch
 
-    def _generate_document(self, path: Path, ctx: ShardContext, batch: GeneratedBatch) -> None:
-        document = read_document(
-            self.input, path, keep_deleted=self.keep_deleted, scriptio_continua=self.scriptio_continua
-        )
+    def _generate_document(self, ref: DocumentRef, ctx: ShardContext, batch: GeneratedBatch) -> None:
+        document = read_ref(ref, keep_deleted=self.keep_deleted, scriptio_continua=self.scriptio_continua)
         if isinstance(document, EpiDocError):
             logger.warning("rejected %s", document)
-            batch.reject(f"epidoc: {document.reason}", values={"path": document.path})
+            batch.reject(f"{ref.source}: {document.reason}", values={"path": document.path})
             return
         base = document_columns(document)
         for variant in self.variants:

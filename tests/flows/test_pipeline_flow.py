@@ -12,7 +12,7 @@ PAYLOAD = {
     "domain": "papyrus",
     "seed": 11,
     "shards": 3,
-    "generator": {"levels": [0.02, 0.1, 0.3], "variants": ["uniform", "word"]},
+    "generator": {"levels": [0.02, 0.1, 0.3], "variants": ["uniform", "word"], "sources": ["epidoc"]},
 }
 
 

@@ -70,7 +70,7 @@ def test_parallel_workers_give_the_same_bytes(tmp_path, toy_payload, monkeypatch
         "domain": "papyrus",
         "seed": 1,
         "shards": 2,
-        "generator": {"levels": [0.05, 0.2], "variants": ["uniform"]},
+        "generator": {"levels": [0.05, 0.2], "variants": ["uniform"], "sources": ["epidoc"]},
     }
     run_local(parse_config(payload), tmp_path / "serial")
     run_local(parse_config(payload), tmp_path / "pool", workers=2)

@@ -16,7 +16,7 @@ CONFIG = {
     "domain": "papyrus",
     "seed": 5,
     "shards": 4,
-    "generator": {"variants": ["uniform", "burst"], "samples": 2, "docs_per_batch": 1},
+    "generator": {"variants": ["uniform", "burst"], "samples": 2, "docs_per_batch": 1, "sources": ["epidoc"]},
 }
 
 

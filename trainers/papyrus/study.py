@@ -193,7 +193,8 @@ def damage_study(frame: pl.DataFrame, settings: StudySettings, *, model_dir: Pat
     fitted = load_model(root)
     rows = []
     for name, low, high in LENGTH_BINS:
-        in_bin = pl.col("n_ref") >= low if high is None else pl.col("n_ref").is_between(low, high, closed="left")
+        length = pl.col("text_clean").str.len_chars()
+        in_bin = length >= low if high is None else length.is_between(low, high, closed="left")
         subset = frame.filter(in_bin)
         test_docs = restrict_to_classes(select_clean_documents(subset, split="test"), task, training["classes"])
         if test_docs.height < 2:
@@ -224,7 +225,7 @@ def damage_study(frame: pl.DataFrame, settings: StudySettings, *, model_dir: Pat
 
 def corpus_sizes(frame: pl.DataFrame) -> dict[str, Any]:
     """Documents per split, per source and literary flag."""
-    docs = frame.unique("doc_id")
+    docs = frame.unique("doc_id").with_columns(pl.col("doc_id").str.split(":").list.first().alias("source"))
     return {
         "documents": docs.height,
         "rows": frame.height,
