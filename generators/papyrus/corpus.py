@@ -17,7 +17,7 @@ from typing import Literal
 
 from lxml import etree
 
-from synth.generators.papyrus.epidoc import EpiDocError, local_name, strip_edition
+from synth.generators.papyrus.epidoc import EpiDocError, local_name, parse_xml, strip_edition
 
 __all__ = [
     "SAMPLE_ROOT",
@@ -221,18 +221,8 @@ def _sorted_xml(folder: Path, root: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
-def _parse(path: Path, rel: str) -> etree._Element:
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
-    try:
-        return etree.parse(str(path), parser).getroot()
-    except etree.XMLSyntaxError as exc:
-        raise EpiDocError(rel, f"XML syntax error: {exc}") from exc
-    except OSError as exc:
-        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}") from exc
-
-
 def _read_text(path: Path, rel: str, **strip: bool) -> tuple[etree._Element, str]:
-    root = _parse(path, rel)
+    root = parse_xml(path, rel)
     try:
         text = strip_edition(root, **strip)
     except EpiDocError as exc:
@@ -342,7 +332,7 @@ def _read_hgv_file(path: str, mtime_ns: int, size: int) -> _Meta | None:
     """Parse an HGV record, cached by path and file stamp (a record may serve several texts)."""
     del mtime_ns, size  # part of the cache key only
     try:
-        tei = _parse(Path(path), path)
+        tei = parse_xml(Path(path), path)
     except EpiDocError:
         return None
     return _read_meta(tei)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from pathlib import Path
 
 from lxml import etree
 
@@ -102,6 +103,17 @@ def normalise_greek(text: str, *, scriptio_continua: bool = False) -> str:
         if joined:
             lines.append(joined)
     return "\n".join(lines)
+
+
+def parse_xml(path: Path, rel: str) -> etree._Element:
+    """Parse an XML file without entities, DTDs or network access; errors become `EpiDocError(rel, …)`."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
+    try:
+        return etree.parse(str(path), parser).getroot()
+    except etree.XMLSyntaxError as exc:
+        raise EpiDocError(rel, f"XML syntax error: {exc}") from exc
+    except OSError as exc:
+        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}") from exc
 
 
 def strip_edition(

@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lxml import etree
-
-from synth.generators.papyrus.epidoc import EpiDocError
+from synth.generators.papyrus.epidoc import parse_xml
 
 __all__ = [
     "CORPORA_ROOT",
@@ -133,17 +131,6 @@ def date_fields(low: int | None, high: int | None) -> dict[str, int | float | No
         return {"date_min": None, "date_max": None, "date_mid": None}
     low, high = min(low, high), max(low, high)
     return {"date_min": low, "date_max": high, "date_mid": (low + high) / 2}
-
-
-def parse_xml(path: Path, rel: str) -> etree._Element:
-    """Parse an XML file without entities, DTDs or network access; errors become `EpiDocError(rel, …)`."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
-    try:
-        return etree.parse(str(path), parser).getroot()
-    except etree.XMLSyntaxError as exc:
-        raise EpiDocError(rel, f"XML syntax error: {exc}") from exc
-    except OSError as exc:
-        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}") from exc
 
 
 def sorted_files(folder: Path, root: Path, pattern: str) -> list[Path]:

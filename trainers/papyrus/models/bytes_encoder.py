@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from synth.pipelines.errors import ConfigError, InputError
-from synth.trainers.papyrus.models.base import Objective, TextModel, check_requirements
+from synth.trainers.papyrus.models.base import Objective, check_requirements
+from synth.trainers.papyrus.models.torch_model import TorchTextModel
 
 PAD, EOS, UNK = 0, 1, 2
 SPECIALS = 3
@@ -62,20 +63,17 @@ def encode_bytes(text: str) -> list[int]:
     return [byte + SPECIALS for byte in text.encode("utf-8")] + [EOS]
 
 
-class ByteEncoderModel(TextModel):
+class ByteEncoderModel(TorchTextModel):
     """Byte-level Transformer encoder with mean pooling, trained on random crops of at most `max_bytes`."""
 
     kind: ClassVar[str] = "bytes"
     params_type: ClassVar[type[Any]] = ByteEncoderParams
-    requires: ClassVar[tuple[tuple[str, str], ...]] = (("torch", "synth[train]"),)
+    pad_id: ClassVar[int] = PAD
 
     def __init__(self, *, objective: Objective, seed: int = 0, params: dict[str, Any] | None = None) -> None:
         super().__init__(objective=objective, seed=seed, params=params)
         if self.params.pretrained_path is not None:
             check_requirements("bytes (pretrained_path)", (("transformers", "synth[train]"),))
-
-    def _outputs(self) -> int:
-        return len(self.classes) if self.classes is not None else 1
 
     def _scratch_network(self) -> Any:
         from synth.trainers.papyrus.models._networks import ByteEncoderNetwork
@@ -121,56 +119,18 @@ class ByteEncoderModel(TextModel):
 
         return [torch.tensor(encode_bytes(text), dtype=torch.long) for text in texts]
 
-    def _fit(self, texts: list[str], targets: list[Any]) -> None:
-        from synth.trainers.papyrus.models import _torch
-
-        encoded = _torch.encode_targets(targets, self.classes)
-        self.target_mean, self.target_scale = encoded.mean, encoded.scale
-        with _torch.seeded_session(self.seed, self.params.threads):
-            pretrained = self.params.pretrained_path is not None
-            self.network = self._pretrained_network() if pretrained else self._scratch_network()
-            self.history = _torch.train_network(
-                self.network,
-                self._encode(texts),
-                encoded.values,
-                loss=_torch.make_loss(encoded, len(self.classes) if self.classes is not None else None),
-                settings=self._settings(),
-                pad_id=PAD,
-                seed=self.seed,
+    def _build_network(self, saved: tuple[Path, dict[str, Any]] | None = None) -> Any:
+        if saved is not None:
+            root, state = saved
+            return (
+                self._pretrained_network(root / state["byt5_config"])
+                if "byt5_config" in state
+                else self._scratch_network()
             )
+        return self._pretrained_network() if self.params.pretrained_path is not None else self._scratch_network()
 
-    def _predict(self, texts: list[str]) -> list[Any]:
-        from synth.trainers.papyrus.models import _torch
-
-        with _torch.seeded_session(self.seed, self.params.threads):
-            outputs = _torch.predict_network(self.network, self._encode(texts), settings=self._settings(), pad_id=PAD)
-        return _torch.decode_outputs(outputs, self.classes, self.target_mean, self.target_scale)
-
-    def _save_state(self, root: Path) -> dict[str, Any]:
-        import torch
-
-        from synth.trainers.papyrus.models._torch import WEIGHTS_FILE
-
-        torch.save(self.network.state_dict(), root / WEIGHTS_FILE)
-        state = {
-            "weights": WEIGHTS_FILE,
-            "target_mean": self.target_mean,
-            "target_scale": self.target_scale,
-            "loss_per_epoch": self.history,
-        }
-        if self.params.pretrained_path is not None:
-            self.network.backbone.config.save_pretrained(root / BYT5_CONFIG_DIR)
-            state["byt5_config"] = BYT5_CONFIG_DIR
-        return state
-
-    def _load_state(self, root: Path, state: dict[str, Any]) -> None:
-        import torch
-
-        self.target_mean, self.target_scale = state["target_mean"], state["target_scale"]
-        self.history = state.get("loss_per_epoch", [])
-        if "byt5_config" in state:
-            self.network = self._pretrained_network(root / state["byt5_config"])
-        else:
-            self.network = self._scratch_network()
-        self.network.load_state_dict(torch.load(root / state["weights"], weights_only=True))
-        self.network.eval()
+    def _extra_state(self, root: Path) -> dict[str, Any]:
+        if self.params.pretrained_path is None:
+            return {}
+        self.network.backbone.config.save_pretrained(root / BYT5_CONFIG_DIR)
+        return {"byt5_config": BYT5_CONFIG_DIR}

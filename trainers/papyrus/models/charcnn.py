@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from synth.pipelines.errors import ConfigError
-from synth.trainers.papyrus.models.base import TextModel
+from synth.trainers.papyrus.models.torch_model import TorchTextModel
 
 PAD, UNKNOWN = 0, 1
 
@@ -48,14 +48,14 @@ def build_alphabet(texts: list[str], max_symbols: int) -> str:
     return "".join(char for char, _ in ranked[: max_symbols - 2])
 
 
-class CharCNNModel(TextModel):
+class CharCNNModel(TorchTextModel):
     """Character CNN trained on random crops of at most `max_chars`; long texts are predicted per window."""
 
     kind: ClassVar[str] = "charcnn"
     params_type: ClassVar[type[Any]] = CharCNNParams
-    requires: ClassVar[tuple[tuple[str, str], ...]] = (("torch", "synth[train]"),)
+    pad_id: ClassVar[int] = PAD
 
-    def _network(self, outputs: int) -> Any:
+    def _build_network(self, saved: tuple[Path, dict[str, Any]] | None = None) -> Any:
         from synth.trainers.papyrus.models._networks import CharCNNNetwork
 
         p: CharCNNParams = self.params
@@ -65,7 +65,7 @@ class CharCNNModel(TextModel):
             filters=p.filters,
             kernel_sizes=p.kernel_sizes,
             dropout=p.dropout,
-            outputs=outputs,
+            outputs=self._outputs(),
         )
 
     def _settings(self) -> Any:
@@ -80,52 +80,11 @@ class CharCNNModel(TextModel):
         index = {char: position + 2 for position, char in enumerate(self.alphabet)}
         return [torch.tensor([index.get(char, UNKNOWN) for char in text], dtype=torch.long) for text in texts]
 
-    def _fit(self, texts: list[str], targets: list[Any]) -> None:
-        from synth.trainers.papyrus.models import _torch
-
+    def _prepare(self, texts: list[str]) -> None:
         self.alphabet = build_alphabet(texts, self.params.max_symbols)
-        encoded = _torch.encode_targets(targets, self.classes)
-        self.target_mean, self.target_scale = encoded.mean, encoded.scale
-        n_classes = len(self.classes) if self.classes is not None else None
-        with _torch.seeded_session(self.seed, self.params.threads):
-            self.network = self._network(n_classes or 1)
-            self.history = _torch.train_network(
-                self.network,
-                self._encode(texts),
-                encoded.values,
-                loss=_torch.make_loss(encoded, n_classes),
-                settings=self._settings(),
-                pad_id=PAD,
-                seed=self.seed,
-            )
 
-    def _predict(self, texts: list[str]) -> list[Any]:
-        from synth.trainers.papyrus.models import _torch
+    def _extra_state(self, root: Path) -> dict[str, Any]:
+        return {"alphabet": self.alphabet}
 
-        with _torch.seeded_session(self.seed, self.params.threads):
-            outputs = _torch.predict_network(self.network, self._encode(texts), settings=self._settings(), pad_id=PAD)
-        return _torch.decode_outputs(outputs, self.classes, self.target_mean, self.target_scale)
-
-    def _save_state(self, root: Path) -> dict[str, Any]:
-        import torch
-
-        from synth.trainers.papyrus.models._torch import WEIGHTS_FILE
-
-        torch.save(self.network.state_dict(), root / WEIGHTS_FILE)
-        return {
-            "weights": WEIGHTS_FILE,
-            "alphabet": self.alphabet,
-            "target_mean": self.target_mean,
-            "target_scale": self.target_scale,
-            "loss_per_epoch": self.history,
-        }
-
-    def _load_state(self, root: Path, state: dict[str, Any]) -> None:
-        import torch
-
+    def _restore_extra(self, state: dict[str, Any]) -> None:
         self.alphabet = state["alphabet"]
-        self.target_mean, self.target_scale = state["target_mean"], state["target_scale"]
-        self.history = state.get("loss_per_epoch", [])
-        self.network = self._network(len(self.classes) if self.classes is not None else 1)
-        self.network.load_state_dict(torch.load(root / state["weights"], weights_only=True))
-        self.network.eval()
