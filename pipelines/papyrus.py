@@ -41,6 +41,9 @@ class PapyrusConfig(StrictModel):
     keep_deleted: bool = False
     scriptio_continua: bool = False
     docs_per_batch: PositiveInt = 8
+    kernel: Literal["rapidfuzz", "triton"] = Field(
+        "rapidfuzz", description="how the `cer` verifier computes distances: rapidfuzz (CPU) or the triton kernel (GPU)"
+    )
 
     @field_validator("levels")
     @classmethod
@@ -107,7 +110,7 @@ def build_verifiers(config: PapyrusConfig) -> dict[str, Verifier]:
     """The domain's verifiers by name."""
     from synth.validators.papyrus import CERVerifier
 
-    return {"cer": CERVerifier(name="cer", version="1")}
+    return {"cer": CERVerifier(name="cer", version="1", kernel=config.kernel)}
 
 
 ATTRIBUTION = """\

@@ -356,3 +356,11 @@ def test_compiled_kernel_on_cuda_matches_rapidfuzz():
         assert_same_distances(levenshtein_triton(a[:3000], b[:3000], block_pairs=block_pairs), a[:3000], b[:3000])
     expected = [v.to_dict() for v in CERVerifier(name="cer").verify(CER_TABLE)]
     assert [v.to_dict() for v in CERVerifier(name="cer", kernel="triton").verify(CER_TABLE)] == expected
+
+
+def test_papyrus_config_selects_the_verifier_kernel():
+    from synth.pipelines.papyrus import PapyrusConfig, build_verifiers
+
+    assert build_verifiers(PapyrusConfig()).get("cer").kernel == "rapidfuzz"
+    if importlib.util.find_spec("torch") and importlib.util.find_spec("triton"):
+        assert build_verifiers(PapyrusConfig(kernel="triton"))["cer"].kernel == "triton"

@@ -31,19 +31,29 @@ def summary_table(report: Mapping[str, Any]) -> str:
     for row in report["summary"]:
         retrained = ", ".join(f"@{level}: {_pct(value)}" for level, value in row["threshold_retrained"].items())
         if not row["measurable"]:
-            rows.append((row["task"], row["model"], "not measurable: " + (row["reason"] or ""), "", "", ""))
+            reason = "not measurable: " + (row["reason"] or "")
+            rows.append((row["task"], row["model"], row["test_documents"], reason, "", "", ""))
             continue
         rows.append(
             (
                 row["task"],
                 row["model"],
+                row["test_documents"],
                 f"{row['metric']} {_fmt(row['clean_metric'])}",
                 _pct(row["threshold_clean_trained"]),
                 retrained or "–",
                 _pct(row["paper_threshold"]),
             )
         )
-    header = ("task", "model", "clean metric", "90 % kept up to (clean-trained)", "retrained at c", "paper")
+    header = (
+        "task",
+        "model",
+        "test docs",
+        "clean metric",
+        "90 % kept up to (clean-trained)",
+        "retrained at c (vs clean-trained clean metric)",
+        "paper",
+    )
     return _table(header, rows)
 
 
