@@ -255,7 +255,7 @@ def summarise(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "threshold_clean_trained": clean["tolerance"]["largest_cer"],
                     "threshold_retrained": retrained,
                     "paper_threshold": PAPER_THRESHOLDS.get(task),
-                    "test_documents": clean["sizes"].get("test", {}).get("documents"),
+                    "test_documents": clean["sizes"].get("test", {}).get("labelled"),
                 }
             )
     methods = report["search"]["methods"]

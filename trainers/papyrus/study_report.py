@@ -48,7 +48,7 @@ def summary_table(report: Mapping[str, Any]) -> str:
     header = (
         "task",
         "model",
-        "test docs",
+        "labelled test docs",
         "clean metric",
         "90 % kept up to (clean-trained)",
         "retrained at c (vs clean-trained clean metric)",
