@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 
 class SynthError(Exception):
     """Base class for errors shown to the user as a single line."""
@@ -31,3 +35,12 @@ class MissingDependencyError(SynthError):
     """A step needs an optional package that is not installed."""
 
     exit_code = 2
+
+
+def read_json_file(path: Path) -> Any:
+    """Parse a JSON file; invalid JSON is an `InputError` naming the file, line and problem."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        msg = f"{path}: not valid JSON ({error.msg} at line {error.lineno})"
+        raise InputError(msg) from None

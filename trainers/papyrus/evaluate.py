@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from synth.pipelines.errors import ConfigError, InputError
+from synth.pipelines.errors import ConfigError, InputError, read_json_file
 from synth.trainers.papyrus.data import (
     CER_TOLERANCE,
     SPLITS,
@@ -201,11 +201,7 @@ def read_training(root: Path) -> dict[str, Any]:
         else:
             msg = f"{root}: no {TRAINING_FILE} here; is this a model directory written by `synth train papyrus fit`?"
         raise InputError(msg)
-    try:
-        training = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        msg = f"{path}: not valid JSON ({error.msg} at line {error.lineno})"
-        raise InputError(msg) from None
+    training = read_json_file(path)
     if "task" not in training:
         msg = f"{path}: field `task` is missing"
         raise InputError(msg)

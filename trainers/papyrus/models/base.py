@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 
-from synth.pipelines.errors import ConfigError, InputError, MissingDependencyError
+from synth.pipelines.errors import ConfigError, InputError, MissingDependencyError, read_json_file
 
 Objective = Literal["classification", "regression"]
 MODEL_FILE = "model.json"
@@ -182,11 +182,7 @@ def read_model_meta(root: Path) -> dict[str, Any]:
     if not path.is_file():
         msg = f"{root}: no {MODEL_FILE} here; is this a model saved by `synth train papyrus`?"
         raise InputError(msg)
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        msg = f"{path}: not valid JSON ({error.msg} at line {error.lineno})"
-        raise InputError(msg) from None
+    meta = read_json_file(path)
     if meta.get("format") != MODEL_FORMAT:
         msg = f"{path}: `format` is {meta.get('format')!r}, expected {MODEL_FORMAT!r}"
         raise InputError(msg)
