@@ -1,0 +1,185 @@
+"""LOBSTER message and orderbook files: tolerant readers and writers of the original format.
+
+Readers accept an optional header row, CRLF line endings, a missing final newline, `.csv.gz` files and any level
+count. Writers produce LOBSTER's original layout: no header, LF endings, prices as integers (dollars × 10000).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple, TextIO
+
+from synth.pipelines.errors import InputError
+
+MESSAGE_FIELDS = ("time", "type", "order_id", "size", "price", "direction")
+LEVEL_FIELDS = ("ask_price", "ask_size", "bid_price", "bid_size")
+EMPTY_ASK_PRICE = 9999999999
+EMPTY_BID_PRICE = -9999999999
+EVENT_TYPES = frozenset(range(1, 8))
+
+
+class LobsterMessage(NamedTuple):
+    """One LOBSTER message row; `direction` is −1 sell, +1 buy (the resting side for executions)."""
+
+    time: float
+    type: int
+    order_id: int
+    size: int
+    price: int
+    direction: int
+
+
+OrderbookRow = tuple[int, ...]
+"""`AskPrice1, AskSize1, BidPrice1, BidSize1, AskPrice2, …`: 4 values per level."""
+
+
+def _open_text(path: Path) -> TextIO:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="ascii", newline="")
+    return path.open(encoding="ascii", newline="")
+
+
+def _iter_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """Yield (1-based data row, fields), skipping a header row and blank lines."""
+    try:
+        handle = _open_text(path)
+    except OSError as error:
+        msg = f"{path}: cannot open ({error.strerror or error})"
+        raise InputError(msg) from None
+    with handle:
+        row = 0
+        for line_number, line in enumerate(handle, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            fields = text.split(",")
+            if line_number == 1 and not _looks_numeric(fields[0]):
+                continue
+            row += 1
+            yield row, fields
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _bad(path: Path, row: int, field: str, problem: str) -> InputError:
+    return InputError(f"{path}: row {row}, field `{field}`: {problem}")
+
+
+def _to_int(text: str, *, path: Path, row: int, field: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise _bad(path, row, field, f"not a number ({text.strip()!r})") from None
+    if not value.is_integer():
+        raise _bad(path, row, field, f"not an integer ({text.strip()!r})")
+    return int(value)
+
+
+def read_messages(path: str | Path) -> list[LobsterMessage]:
+    """Read a LOBSTER message file.
+
+    Raises:
+        InputError: one line naming the file, the 1-based data row and the field, for a wrong column count, a
+            non-numeric value, an unknown event type, a negative size or a direction other than ±1.
+
+    Example:
+        >>> from synth.generators.lob import SAMPLE_DIR
+        >>> read_messages(SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000_message_10.csv")[0].size
+        18
+    """
+    path = Path(path)
+    messages: list[LobsterMessage] = []
+    append = messages.append
+    for row, fields in _iter_rows(path):
+        if len(fields) != len(MESSAGE_FIELDS):
+            raise _bad(path, row, "*", f"expected {len(MESSAGE_FIELDS)} columns, found {len(fields)}")
+        try:
+            time = float(fields[0])
+        except ValueError:
+            raise _bad(path, row, "time", f"not a number ({fields[0].strip()!r})") from None
+        event, order_id, size, price, direction = (
+            _to_int(text, path=path, row=row, field=name)
+            for text, name in zip(fields[1:], MESSAGE_FIELDS[1:], strict=True)
+        )
+        if event not in EVENT_TYPES:
+            raise _bad(path, row, "type", f"unknown event type {event} (expected 1..7)")
+        if size < 0:
+            raise _bad(path, row, "size", f"negative size {size}")
+        if direction not in (-1, 1):
+            raise _bad(path, row, "direction", f"direction {direction} is not -1 or 1")
+        append(LobsterMessage(time, event, order_id, size, price, direction))
+    return messages
+
+
+def read_orderbook(path: str | Path) -> list[OrderbookRow]:
+    """Read a LOBSTER orderbook file; the level count is taken from the column count (4 per level).
+
+    Raises:
+        InputError: one line naming the file, row and field for a column count that is not a positive multiple of
+            4 or differs from the first row, a non-numeric value or a negative size.
+    """
+    path = Path(path)
+    rows: list[OrderbookRow] = []
+    width = 0
+    for row, fields in _iter_rows(path):
+        if not width:
+            width = len(fields)
+            if width % 4:
+                raise _bad(path, row, "*", f"expected a multiple of 4 columns, found {width}")
+        elif len(fields) != width:
+            raise _bad(path, row, "*", f"expected {width} columns, found {len(fields)}")
+        values = [
+            _to_int(text, path=path, row=row, field=f"{LEVEL_FIELDS[index % 4]}{index // 4 + 1}")
+            for index, text in enumerate(fields)
+        ]
+        for index in range(1, width, 2):
+            if values[index] < 0:
+                field = f"{LEVEL_FIELDS[index % 4]}{index // 4 + 1}"
+                raise _bad(path, row, field, f"negative size {values[index]}")
+        rows.append(tuple(values))
+    return rows
+
+
+def format_time(time: float) -> str:
+    """Seconds after midnight as LOBSTER writes them: shortest exact decimal, no trailing zeros."""
+    text = repr(time)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _open_for_writing(path: Path) -> TextIO:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="ascii", newline="\n")
+    return path.open("w", encoding="ascii", newline="\n")
+
+
+def write_messages(messages: Iterable[LobsterMessage], *, path: str | Path) -> int:
+    """Write messages in LOBSTER's original format (no header, LF); returns the number of rows."""
+    count = 0
+    with _open_for_writing(Path(path)) as handle:
+        for time, event, order_id, size, price, direction in messages:
+            handle.write(f"{format_time(time)},{event},{order_id},{size},{price},{direction}\n")
+            count += 1
+    return count
+
+
+def write_orderbook(rows: Iterable[OrderbookRow], *, path: str | Path) -> int:
+    """Write orderbook rows in LOBSTER's original format (no header, LF); returns the number of rows."""
+    count = 0
+    with _open_for_writing(Path(path)) as handle:
+        for values in rows:
+            handle.write(",".join(map(str, values)) + "\n")
+            count += 1
+    return count

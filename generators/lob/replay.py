@@ -1,0 +1,276 @@
+"""A strict LOBSTER replayer: checks every message, applies only valid ones, compares against an orderbook file.
+
+Modes:
+- `strict`: every rule of the LOBSTER format is enforced; an id never submitted in the stream is `unknown_id`.
+- `lenient`: volume the stream never showed (orders resting before the file starts, or moving in from beyond the
+  recorded levels) is discovered from the orderbook file: before message k the book is topped up with anonymous
+  volume wherever orderbook row k−1 shows more than the book holds. An unknown id may then cancel, delete or execute
+  anonymous volume at its price, a delete may carry less than the tracked remainder, and anonymous volume ahead of
+  an executed order does not break FIFO. Each such allowance is counted under `quirks`.
+
+In both modes the book starts from the state before message 1 (orderbook row 1 with message 1 undone) as
+anonymous volume, when an orderbook is given. A violating message is never applied.
+"""
+
+from __future__ import annotations
+
+import time as clock
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from synth.generators.lob.book import BUY, SELL, BookError, LimitOrderBook, ReasonCode
+from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
+
+ReplayMode = Literal["strict", "lenient"]
+
+
+@dataclass
+class ReplayReport:
+    """What a replay found: violations per reason code, book mismatches against the orderbook file, and speed."""
+
+    mode: ReplayMode
+    messages: int = 0
+    applied: int = 0
+    violations: Counter[str] = field(default_factory=Counter)
+    codes: list[ReasonCode | None] = field(default_factory=list)
+    rows_compared: int = 0
+    row_mismatches: int = 0
+    levels_compared: int = 0
+    level_mismatches: int = 0
+    first_mismatch_row: int | None = None
+    quirks: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    @property
+    def violation_count(self) -> int:
+        """Messages refused, over all reason codes."""
+        return sum(self.violations.values())
+
+    @property
+    def messages_per_second(self) -> float:
+        """Replay throughput (messages over wall-clock seconds, including the orderbook comparison)."""
+        return self.messages / self.seconds if self.seconds else 0.0
+
+
+class Replayer:
+    """Checks and applies messages one at a time; `step` returns the reason a message was refused, or None.
+
+    Example:
+        >>> replayer = Replayer()
+        >>> replayer.step(LobsterMessage(1.0, 1, 7, 100, 5000, 1)) is None
+        True
+        >>> replayer.step(LobsterMessage(0.5, 3, 7, 100, 5000, 1))
+        'time_backwards'
+    """
+
+    def __init__(self, book: LimitOrderBook | None = None, *, mode: ReplayMode = "strict") -> None:
+        if mode not in ("strict", "lenient"):
+            msg = f"`mode` must be 'strict' or 'lenient', got {mode!r}"
+            raise ValueError(msg)
+        self.book = book if book is not None else LimitOrderBook()
+        self.mode: ReplayMode = mode
+        self.lenient = mode == "lenient"
+        self.last_time = float("-inf")
+        self.quirks: Counter[str] = Counter()
+
+    def step(self, message: LobsterMessage) -> ReasonCode | None:
+        """Check one message and apply it when valid; never raises for any field values."""
+        time, event, order_id, size, price, direction = message
+        try:
+            if not time >= self.last_time:
+                return "time_backwards"
+            if event == 1:
+                self.book.submit(order_id, side=direction, price=price, size=size)
+            elif event in (2, 3, 4):
+                self._apply_reference(event, order_id, side=direction, price=price, size=size)
+            elif event not in (5, 6, 7):
+                return "bad_type"
+        except BookError as error:
+            return error.reason
+        except TypeError:
+            return "bad_type"
+        self.last_time = time
+        return None
+
+    def _apply_reference(self, event: int, order_id: int, *, side: int, price: int, size: int) -> None:
+        book = self.book
+        if self.lenient and order_id not in book.orders:
+            if side not in (BUY, SELL):
+                raise BookError("bad_direction", f"direction {side}")
+            book.consume_anonymous(side, price, size, at_best=event == 4)
+            self.quirks["unknown_id_took_anonymous"] += 1
+            return
+        if event == 2:
+            book.cancel(order_id, side=side, price=price, size=size)
+        elif event == 3:
+            order = book.orders.get(order_id)
+            short = self.lenient and order is not None and 0 < size < order.size
+            book.delete(order_id, side=side, price=price, size=size, exact_size=not self.lenient)
+            if short:
+                self.quirks["delete_below_remainder"] += 1
+        else:
+            try:
+                book.execute(order_id, side=side, price=price, size=size)
+            except BookError as error:
+                if not (self.lenient and error.reason == "not_fifo_head"):
+                    raise
+                book.execute(order_id, side=side, price=price, size=size, anonymous_may_lead=True)
+                self.quirks["anonymous_ahead_skipped"] += 1
+
+    def top_up(self, row: OrderbookRow) -> None:
+        """Add anonymous volume wherever `row` shows more at a level than the book holds."""
+        book = self.book
+        for index in range(0, len(row), 4):
+            ask_price, ask_size, bid_price, bid_size = row[index : index + 4]
+            for side, price, size, empty in (
+                (SELL, ask_price, ask_size, EMPTY_ASK_PRICE),
+                (BUY, bid_price, bid_size, EMPTY_BID_PRICE),
+            ):
+                if price == empty or size <= 0:
+                    continue
+                missing = size - book.volume_at(side, price)
+                if missing > 0:
+                    book.add_anonymous(side, price, missing)
+                    self.quirks["anonymous_volume_added"] += missing
+
+    def sync_beyond_view(self, previous: OrderbookRow, current: OrderbookRow) -> None:
+        """Make the book match `current` at prices `previous` could not show (beyond its deepest full level).
+
+        A level-L file never reports events outside its top L levels, so a level that moves into view can hold
+        volume the stream never showed, and a level the stream still holds may have been cancelled out of view.
+        """
+        book = self.book
+        levels = len(current) // 4
+        for side, offset, empty in ((SELL, 0, EMPTY_ASK_PRICE), (BUY, 2, EMPTY_BID_PRICE)):
+            boundary = previous[4 * (levels - 1) + offset]
+            if boundary == empty:
+                continue
+            beyond = (lambda price, edge=boundary: price > edge) if side == SELL else (lambda p, e=boundary: p < e)
+            shown = {
+                current[index]: current[index + 1]
+                for index in range(offset, len(current), 4)
+                if current[index] != empty and beyond(current[index])
+            }
+            for price, size in shown.items():
+                missing = size - book.volume_at(side, price)
+                if missing > 0:
+                    book.add_anonymous(side, price, missing, front=False)
+                    self.quirks["scrolled_in_volume_added"] += missing
+                elif missing < 0:
+                    self.quirks["scrolled_in_volume_removed"] += book.trim_level(side, price, size)
+            for _ in range(len(book.prices[side])):
+                stale = [price for price in self._top_prices(side, levels) if beyond(price) and price not in shown]
+                if not stale:
+                    break
+                for price in stale:
+                    self.quirks["scrolled_in_volume_removed"] += book.trim_level(side, price, 0)
+
+    def _top_prices(self, side: int, levels: int) -> list[int]:
+        prices = self.book.prices[side]
+        return prices[:levels] if side == SELL else prices[-1 : -levels - 1 : -1]
+
+
+def undo_first_message(row: OrderbookRow, message: LobsterMessage) -> OrderbookRow:
+    """Orderbook row 1 with message 1's effect on level volumes undone: the book before the file starts."""
+    _, event, _, size, price, direction = message
+    delta = -size if event == 1 else size if event in (2, 3, 4) else 0
+    values = list(row)
+    if delta:
+        offset = 0 if direction == SELL else 2
+        for index in range(offset, len(values), 4):
+            if values[index] == price:
+                values[index + 1] += delta
+                break
+    return tuple(values)
+
+
+def _count_level_mismatches(expected: OrderbookRow, actual: tuple[int, ...]) -> int:
+    return sum(expected[index : index + 2] != actual[index : index + 2] for index in range(0, len(expected), 2))
+
+
+def replay(
+    messages: Sequence[LobsterMessage],
+    *,
+    orderbook: Sequence[OrderbookRow] | None = None,
+    mode: ReplayMode = "strict",
+    after_message: Callable[[int, LimitOrderBook], None] | None = None,
+) -> ReplayReport:
+    """Replay `messages`, checking each one and, when `orderbook` is given, each resulting book row.
+
+    Args:
+        orderbook: LOBSTER orderbook rows, row k being the book after message k; it seeds the initial book and is
+            compared level by level (at its own level count) after every message.
+        after_message: called with the 0-based message index and the book after each message, applied or not.
+
+    Example:
+        >>> from synth.generators.lob import SAMPLE_DIR, read_messages, read_orderbook
+        >>> stem = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"
+        >>> messages, rows = read_messages(f"{stem}_message_10.csv"), read_orderbook(f"{stem}_orderbook_10.csv")
+        >>> report = replay(messages, orderbook=rows, mode="lenient")
+        >>> report.level_mismatches
+        0
+    """
+    if orderbook is not None and len(orderbook) != len(messages):
+        msg = f"`orderbook` has {len(orderbook)} rows for {len(messages)} messages; they must match row for row"
+        raise ValueError(msg)
+    replayer = Replayer(mode=mode)
+    report = ReplayReport(mode=mode, messages=len(messages))
+    codes = report.codes
+    step = replayer.step
+    start = clock.perf_counter()
+    if orderbook is None:
+        for index, message in enumerate(messages):
+            codes.append(step(message))
+            if after_message is not None:
+                after_message(index, replayer.book)
+    else:
+        _replay_against(replayer, messages, orderbook, report=report, after_message=after_message)
+    report.seconds = clock.perf_counter() - start
+    report.violations = Counter(code for code in codes if code is not None)
+    report.applied = report.messages - report.violation_count
+    report.quirks = replayer.quirks
+    return report
+
+
+def _replay_against(
+    replayer: Replayer,
+    messages: Sequence[LobsterMessage],
+    orderbook: Sequence[OrderbookRow],
+    *,
+    report: ReplayReport,
+    after_message: Callable[[int, LimitOrderBook], None] | None,
+) -> None:
+    if not messages:
+        return
+    levels = len(orderbook[0]) // 4
+    replayer.top_up(undo_first_message(orderbook[0], messages[0]))
+    initial_quirks = replayer.quirks.pop("anonymous_volume_added", 0)
+    replayer.quirks["initial_anonymous_volume"] += initial_quirks
+    codes = report.codes
+    step = replayer.step
+    snapshot = replayer.book.snapshot
+    top_up = replayer.top_up if replayer.lenient else None
+    row_mismatches = level_mismatches = 0
+    previous: OrderbookRow | None = None
+    for index, message in enumerate(messages):
+        if top_up is not None and previous is not None:
+            top_up(previous)
+        codes.append(step(message))
+        expected = orderbook[index]
+        if previous is not None:
+            replayer.sync_beyond_view(previous, expected)
+        actual = snapshot(levels)
+        if actual != expected:
+            if not row_mismatches:
+                report.first_mismatch_row = index + 1
+            row_mismatches += 1
+            level_mismatches += _count_level_mismatches(expected, actual)
+        if after_message is not None:
+            after_message(index, replayer.book)
+        previous = expected
+    report.rows_compared = len(messages)
+    report.levels_compared = len(messages) * levels * 2
+    report.row_mismatches = row_mismatches
+    report.level_mismatches = level_mismatches

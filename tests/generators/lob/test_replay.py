@@ -1,0 +1,102 @@
+"""The strict replayer: the shipped samples, and random message streams that must never corrupt the book."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from synth.generators.lob import SAMPLE_DIR, LobsterMessage, Replayer, read_messages, read_orderbook, replay
+
+AAPL = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"
+AMZN = SAMPLE_DIR / "AMZN_2012-06-21_34200000_57600000"
+
+
+@pytest.fixture(scope="module")
+def aapl():
+    return read_messages(f"{AAPL}_message_10.csv"), read_orderbook(f"{AAPL}_orderbook_10.csv")
+
+
+@pytest.fixture(scope="module")
+def amzn():
+    return read_messages(f"{AMZN}_message_1.csv"), read_orderbook(f"{AMZN}_orderbook_1.csv")
+
+
+def test_aapl_strict_flags_only_the_pre_window_orders(aapl):
+    report = replay(aapl[0], orderbook=aapl[1], mode="strict")
+    assert report.violations["unknown_id"] == 10
+    assert report.violation_count == 20
+    assert report.row_mismatches > 0
+
+
+def test_aapl_lenient_replays_with_no_violation_and_no_mismatch(aapl):
+    report = replay(aapl[0], orderbook=aapl[1], mode="lenient")
+    assert report.violation_count == 0
+    assert report.level_mismatches == 0
+    assert report.levels_compared == 999 * 20
+    assert report.quirks["unknown_id_took_anonymous"] == 9
+
+
+def test_amzn_prefix_strict_reports_unknown_ids(amzn):
+    messages, rows = amzn[0][:5000], amzn[1][:5000]
+    report = replay(messages, orderbook=rows, mode="strict")
+    assert report.messages == 5000
+    assert 0.05 < report.violations["unknown_id"] / report.messages < 0.6
+    assert report.codes.count(None) == report.applied
+
+
+@pytest.mark.slow
+def test_amzn_full_day_strict_and_lenient(amzn):
+    strict = replay(*amzn[:1], orderbook=amzn[1], mode="strict")
+    lenient = replay(*amzn[:1], orderbook=amzn[1], mode="lenient")
+    assert 0.05 < strict.violations["unknown_id"] / strict.messages < 0.6
+    assert lenient.level_mismatches < strict.level_mismatches
+
+
+def test_violating_messages_are_not_applied():
+    replayer = Replayer()
+    assert replayer.step(LobsterMessage(1.0, 1, 7, 100, 5000, 1)) is None
+    assert replayer.step(LobsterMessage(2.0, 1, 8, 50, 5000, -1)) == "crossing_limit"
+    assert replayer.step(LobsterMessage(2.0, 9, 7, 1, 5000, 1)) == "bad_type"
+    assert replayer.step(LobsterMessage(0.5, 3, 7, 100, 5000, 1)) == "time_backwards"
+    assert replayer.book.snapshot(1) == (9999999999, 0, 5000, 100)
+
+
+ids = st.integers(min_value=-2, max_value=12)
+messages = st.builds(
+    LobsterMessage,
+    time=st.floats(min_value=0, max_value=10) | st.just(float("nan")),
+    type=st.integers(min_value=0, max_value=8),
+    order_id=ids,
+    size=st.integers(min_value=-3, max_value=30),
+    price=st.integers(min_value=95, max_value=105),
+    direction=st.sampled_from([-1, 1, 1, -1, 0]),
+)
+
+
+def _fifo(book):
+    return {(side, price): list(level.queue) for side in (1, -1) for price, level in book.levels[side].items()}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=st.lists(messages, max_size=80), mode=st.sampled_from(["strict", "lenient"]), seed=st.booleans())
+def test_random_streams_never_raise_and_keep_the_invariants(stream, mode, seed):
+    replayer = Replayer(mode=mode)
+    if seed:
+        replayer.book.add_anonymous(1, 96, 10)
+        replayer.book.add_anonymous(-1, 104, 10)
+    stream = (
+        sorted(stream[: len(stream) // 2], key=lambda m: m.time if m.time == m.time else 0) + stream[len(stream) // 2 :]
+    )
+    for message in stream:
+        before = _fifo(replayer.book)
+        code = replayer.step(message)
+        book = replayer.book
+        assert book.invariant_problems() == []
+        assert sum(level.volume for side in (1, -1) for level in book.levels[side].values()) == sum(
+            order.size for order in book.orders.values()
+        )
+        after = _fifo(book)
+        if code is not None:
+            assert after == before
+        for key, queue in after.items():
+            old = [order_id for order_id in before.get(key, []) if order_id in queue]
+            assert queue[: len(old)] == old
