@@ -1,7 +1,9 @@
 """A strict LOBSTER replayer: checks every message, applies only valid ones, compares against an orderbook file.
 
 Modes:
-- `strict`: every rule of the LOBSTER format is enforced; an id never submitted in the stream is `unknown_id`.
+- `strict`: every rule of the LOBSTER format is enforced; an id never submitted in the stream is `unknown_id`,
+  unless the orderbook file showed resting volume at its price (an order from before the window, or one that
+  moved into view) that it can take.
 - `lenient`: volume the stream never showed (orders resting before the file starts, or moving in from beyond the
   recorded levels) is discovered from the orderbook file: before message k the book is topped up with anonymous
   volume wherever orderbook row k−1 shows more than the book holds. An unknown id may then cancel, delete or execute
@@ -74,6 +76,7 @@ class Replayer:
         self.lenient = mode == "lenient"
         self.last_time = float("-inf")
         self.quirks: Counter[str] = Counter()
+        self.pre_window: Counter[tuple[int, int]] = Counter()
 
     def step(self, message: LobsterMessage) -> ReasonCode | None:
         """Check one message and apply it when valid; never raises for any field values."""
@@ -96,11 +99,15 @@ class Replayer:
 
     def _apply_reference(self, event: int, order_id: int, *, side: int, price: int, size: int) -> None:
         book = self.book
-        if self.lenient and order_id not in book.orders:
+        if order_id not in book.orders and (self.lenient or self.pre_window[side, price] >= size > 0):
             if side not in (BUY, SELL):
                 raise BookError("bad_direction", f"direction {side}")
             book.consume_anonymous(side, price, size, at_best=event == 4)
-            self.quirks["unknown_id_took_anonymous"] += 1
+            if self.lenient:
+                self.quirks["unknown_id_took_anonymous"] += 1
+            else:
+                self.pre_window[side, price] -= size
+                self.quirks["pre_window_order"] += 1
             return
         if event == 2:
             book.cancel(order_id, side=side, price=price, size=size)
@@ -118,6 +125,19 @@ class Replayer:
                     raise
                 book.execute(order_id, side=side, price=price, size=size, anonymous_may_lead=True)
                 self.quirks["anonymous_ahead_skipped"] += 1
+
+    def seed_pre_window(self, row: OrderbookRow) -> None:
+        """Start from the book `row` shows before the first message: its volume belongs to orders submitted
+        before the window, whose ids the stream has never shown. Even strict mode lets an unknown id cancel or
+        execute that volume (and only that volume) at its price."""
+        self.top_up(row)
+        self.quirks["initial_anonymous_volume"] += self.quirks.pop("anonymous_volume_added", 0)
+        for index in range(0, len(row), 4):
+            ask_price, ask_size, bid_price, bid_size = row[index : index + 4]
+            if ask_price != EMPTY_ASK_PRICE and ask_size > 0:
+                self.pre_window[SELL, ask_price] += ask_size
+            if bid_price != EMPTY_BID_PRICE and bid_size > 0:
+                self.pre_window[BUY, bid_price] += bid_size
 
     def top_up(self, row: OrderbookRow) -> None:
         """Add anonymous volume wherever `row` shows more at a level than the book holds."""
@@ -157,6 +177,7 @@ class Replayer:
                 missing = size - book.volume_at(side, price)
                 if missing > 0:
                     book.add_anonymous(side, price, missing, front=False)
+                    self.pre_window[side, price] += missing
                     self.quirks["scrolled_in_volume_added"] += missing
                 elif missing < 0:
                     self.quirks["scrolled_in_volume_removed"] += book.trim_level(side, price, size)
@@ -245,9 +266,7 @@ def _replay_against(
     if not messages:
         return
     levels = len(orderbook[0]) // 4
-    replayer.top_up(undo_first_message(orderbook[0], messages[0]))
-    initial_quirks = replayer.quirks.pop("anonymous_volume_added", 0)
-    replayer.quirks["initial_anonymous_volume"] += initial_quirks
+    replayer.seed_pre_window(undo_first_message(orderbook[0], messages[0]))
     codes = report.codes
     step = replayer.step
     snapshot = replayer.book.snapshot

@@ -20,11 +20,17 @@ def amzn():
     return read_messages(f"{AMZN}_message_1.csv"), read_orderbook(f"{AMZN}_orderbook_1.csv")
 
 
-def test_aapl_strict_flags_only_the_pre_window_orders(aapl):
+def test_aapl_replays_strictly_with_no_violation_and_no_mismatch(aapl):
     report = replay(aapl[0], orderbook=aapl[1], mode="strict")
-    assert report.violations["unknown_id"] == 10
-    assert report.violation_count == 20
-    assert report.row_mismatches > 0
+    assert report.violation_count == 0
+    assert report.level_mismatches == 0 and report.levels_compared == 999 * 20
+    assert report.quirks["pre_window_order"] == 9  # ids resting before the window, served from shown volume
+
+
+def test_strict_unknown_id_needs_volume_the_orderbook_showed(aapl):
+    # Without the orderbook file nothing is known about orders resting before the window.
+    report = replay(aapl[0], mode="strict")
+    assert report.violations["unknown_id"] == 9
 
 
 def test_aapl_lenient_replays_with_no_violation_and_no_mismatch(aapl):
