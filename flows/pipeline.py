@@ -86,12 +86,12 @@ def run_prefect(
         dask_address=config.execution.dask_address,
     )
     configured = synth_pipeline_flow.with_options(task_runner=runner)
-    already = set(range(config.shards))
+    all_shards = set(range(config.shards))
     result = configured(config.model_dump(mode="json"), str(out), overwrite)
     executed = list(result["executed"])
     return RunSummary(
         out=Path(out),
         manifest=result["manifest"],
-        skipped=sorted(already - set(executed)),
+        skipped=sorted(all_shards - set(executed)),
         executed=executed,
     )

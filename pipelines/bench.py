@@ -103,7 +103,7 @@ def bench_pipeline(
     rows: dict[str, int] = {}
     for attempt in range(repeats):
         if attempt:
-            seconds, rows["bare"] = _timed(lambda: run_bare_loop(config, base / "bare.parquet"))
+            seconds, _ = _timed(lambda: run_bare_loop(config, base / "bare.parquet"))
             timings["bare"].append(seconds)
         if "local" in engines:
             out = base / f"local-{attempt}"

@@ -89,10 +89,18 @@ def _cached_pipeline(config_json: str) -> Pipeline:
 
 
 def execute_shard(
-    config_payload: dict[str, Any], out: str, index: int, *, on_batch: RowCallback | None = None
+    config_payload: dict[str, Any],
+    out: str,
+    index: int,
+    *,
+    on_batch: RowCallback | None = None,
+    pipeline: Pipeline | None = None,
 ) -> dict[str, Any]:
-    """Write shard `index` of the run described by `config_payload` into `out`; return its record."""
-    pipeline = _cached_pipeline(canonical_json(config_payload))
+    """Write shard `index` of the run described by `config_payload` into `out`; return its record.
+
+    In a worker process the pipeline is rebuilt from the payload (once per process); the driver passes its own.
+    """
+    pipeline = pipeline or _cached_pipeline(canonical_json(config_payload))
     return DatasetDir(Path(out)).write_shard(pipeline, index, on_batch=on_batch)
 
 
@@ -127,7 +135,9 @@ def run_local(
             _run_pool(plan, workers, on_shard)
         else:
             for index in plan.pending:
-                record = execute_shard(plan.config_payload, str(plan.out.root), index, on_batch=on_batch)
+                record = execute_shard(
+                    plan.config_payload, str(plan.out.root), index, on_batch=on_batch, pipeline=plan.pipeline
+                )
                 _record_done(plan, record, on_shard)
         manifest = finalize_run(plan)
     return RunSummary(out=plan.out.root, manifest=manifest, skipped=skipped, executed=plan.pending)

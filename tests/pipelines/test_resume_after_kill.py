@@ -45,13 +45,12 @@ def test_sigkill_then_rerun_matches_uninterrupted_run(tmp_path):
     out = tmp_path / "killed"
     command = [sys.executable, "-m", "synth.cli.app", "run", str(config_path), "--out", str(out), "--no-progress"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    partial = wait_for_partial_shard(out, process)
+    wait_for_partial_shard(out, process)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
     records = sorted(p.name for p in (out / ".synth" / "shards").glob("*.json"))
     assert len(records) < 4, "every shard completed before the kill"
-    assert any(p.exists() for p in partial) or records
 
     rerun = subprocess.run(command, capture_output=True, text=True, check=False)
     assert rerun.returncode == 0, rerun.stderr

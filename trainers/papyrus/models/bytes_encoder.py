@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from synth.pipelines.errors import ConfigError, InputError
 from synth.trainers.papyrus.models.base import Objective, check_requirements
-from synth.trainers.papyrus.models.torch_model import TorchTextModel
+from synth.trainers.papyrus.models.torch_model import TorchTextModel, check_loop_params
 
 PAD, EOS, UNK = 0, 1, 2
 SPECIALS = 3
@@ -41,15 +41,9 @@ class ByteEncoderParams:
 
     def __post_init__(self) -> None:
         sizes = ("layers", "d_model", "heads", "ff_dim", "max_bytes", "max_windows", "batch_size", "threads")
-        bad = [name for name in sizes if getattr(self, name) < 1]
-        if bad or self.epochs < 0:
-            msg = f"bytes: `{(bad or ['epochs'])[0]}` must be positive"
-            raise ConfigError(msg)
+        check_loop_params("bytes", self, positive=sizes)
         if self.d_model % self.heads:
             msg = f"bytes: `d_model` ({self.d_model}) must be divisible by `heads` ({self.heads})"
-            raise ConfigError(msg)
-        if not 0.0 <= self.dropout < 1.0 or self.learning_rate <= 0:
-            msg = "bytes: `dropout` must lie in [0, 1) and `learning_rate` be positive"
             raise ConfigError(msg)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from synth.pipelines.errors import ConfigError
-from synth.trainers.papyrus.models.torch_model import TorchTextModel
+from synth.trainers.papyrus.models.torch_model import TorchTextModel, check_loop_params
 
 PAD, UNKNOWN = 0, 1
 
@@ -32,12 +32,9 @@ class CharCNNParams:
 
     def __post_init__(self) -> None:
         positive = ("max_symbols", "embedding_dim", "filters", "max_chars", "max_windows", "batch_size", "threads")
-        bad = [name for name in positive if getattr(self, name) < 1]
-        if bad or self.max_symbols < 3 or self.epochs < 0 or min(self.kernel_sizes) < 1:
-            msg = f"charcnn: sizes must be positive (max_symbols >= 3, epochs >= 0), got {bad or self}"
-            raise ConfigError(msg)
-        if not 0.0 <= self.dropout < 1.0 or self.learning_rate <= 0:
-            msg = "charcnn: `dropout` must lie in [0, 1) and `learning_rate` be positive"
+        check_loop_params("charcnn", self, positive=positive)
+        if self.max_symbols < 3 or min(self.kernel_sizes) < 1:
+            msg = f"charcnn: need `max_symbols` >= 3 and kernel sizes >= 1, got {self.max_symbols} {self.kernel_sizes}"
             raise ConfigError(msg)
 
 

@@ -5,7 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from synth.pipelines.errors import ConfigError
 from synth.trainers.papyrus.models.base import TextModel
+
+
+def check_loop_params(kind: str, params: Any, *, positive: tuple[str, ...]) -> None:
+    """Refuse non-positive sizes, negative epochs, dropout outside [0, 1) and a non-positive learning rate."""
+    bad = [name for name in positive if getattr(params, name) < 1]
+    if bad or params.epochs < 0:
+        msg = f"{kind}: `{(bad or ['epochs'])[0]}` must be positive"
+        raise ConfigError(msg)
+    if not 0.0 <= params.dropout < 1.0 or params.learning_rate <= 0:
+        msg = f"{kind}: `dropout` must lie in [0, 1) and `learning_rate` be positive"
+        raise ConfigError(msg)
 
 
 class TorchTextModel(TextModel):
