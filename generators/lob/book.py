@@ -213,6 +213,10 @@ class LimitOrderBook:
                 break
         return removed
 
+    def remove_volume(self, order: Order, size: int) -> None:
+        """Take `size` (at most its remainder) from a resting order without any check: for lenient replay only."""
+        self._reduce(order, min(size, order.size))
+
     def snapshot(self, levels: int) -> tuple[int, ...]:
         """The top `levels` levels as a LOBSTER orderbook row, padded with LOBSTER's dummy values."""
         asks = self.prices[SELL][:levels]

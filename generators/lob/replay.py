@@ -102,6 +102,10 @@ class Replayer:
         if order_id not in book.orders and (self.lenient or self.pre_window[side, price] >= size > 0):
             if side not in (BUY, SELL):
                 raise BookError("bad_direction", f"direction {side}")
+            if self.lenient and book.anonymous_volume(side, price) < size <= book.volume_at(side, price):
+                self._take_level_volume(event, None, side=side, price=price, size=size)
+                self.quirks["unknown_id_took_tracked_volume"] += 1
+                return
             book.consume_anonymous(side, price, size, at_best=event == 4)
             if self.lenient:
                 self.quirks["unknown_id_took_anonymous"] += 1
@@ -109,6 +113,16 @@ class Replayer:
                 self.pre_window[side, price] -= size
                 self.quirks["pre_window_order"] += 1
             return
+        try:
+            self._apply_known(event, order_id, side=side, price=price, size=size)
+        except BookError as error:
+            if not (self.lenient and error.reason in ("not_fifo_head", "size_exceeds")):
+                raise
+            self._take_level_volume(event, order_id, side=side, price=price, size=size)
+            self.quirks[f"reattributed_{error.reason}"] += 1
+
+    def _apply_known(self, event: int, order_id: int, *, side: int, price: int, size: int) -> None:
+        book = self.book
         if event == 2:
             book.cancel(order_id, side=side, price=price, size=size)
         elif event == 3:
@@ -118,13 +132,27 @@ class Replayer:
             if short:
                 self.quirks["delete_below_remainder"] += 1
         else:
-            try:
-                book.execute(order_id, side=side, price=price, size=size)
-            except BookError as error:
-                if not (self.lenient and error.reason == "not_fifo_head"):
-                    raise
-                book.execute(order_id, side=side, price=price, size=size, anonymous_may_lead=True)
-                self.quirks["anonymous_ahead_skipped"] += 1
+            book.execute(order_id, side=side, price=price, size=size)
+
+    def _take_level_volume(self, event: int, order_id: int | None, *, side: int, price: int, size: int) -> None:
+        """Lenient: the level's volume is right but its attribution to orders is not (orders left or shrank out of
+        view, or were renumbered). Take `size` from the level: the named order first, then anonymous volume, then
+        the newest known orders."""
+        book = self.book
+        if size <= 0:
+            raise BookError("nonpositive_size", f"size {size}")
+        volume = book.volume_at(side, price)
+        if size > volume:
+            raise BookError("size_exceeds", f"{size} from a level of {volume} at {price}")
+        if event == 4 and price != book.best_price(side):
+            raise BookError("not_at_best", f"execution at {price} while the best is {book.best_price(side)}")
+        order = book.orders.get(order_id) if order_id is not None else None
+        taken = 0
+        if order is not None:
+            taken = order.size if event == 3 else min(size, order.size)
+            book.remove_volume(order, taken)
+        if size > taken:
+            book.trim_level(side, price, book.volume_at(side, price) - (size - taken))
 
     def seed_pre_window(self, row: OrderbookRow) -> None:
         """Start from the book `row` shows before the first message: its volume belongs to orders submitted
