@@ -13,6 +13,7 @@ from synth.pipelines.errors import ConfigError
 from synth.pipelines.steps import Generator, Verifier
 
 DOMAIN_MODULES: dict[str, str] = {
+    "lob": "synth.pipelines.lob",
     "papyrus": "synth.pipelines.papyrus",
 }
 

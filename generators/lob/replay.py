@@ -245,6 +245,7 @@ def replay(
     orderbook: Sequence[OrderbookRow] | None = None,
     mode: ReplayMode = "strict",
     after_message: Callable[[int, LimitOrderBook], None] | None = None,
+    before_message: Callable[[int, LimitOrderBook], None] | None = None,
 ) -> ReplayReport:
     """Replay `messages`, checking each one and, when `orderbook` is given, each resulting book row.
 
@@ -252,6 +253,8 @@ def replay(
         orderbook: LOBSTER orderbook rows, row k being the book after message k; it seeds the initial book and is
             compared level by level (at its own level count) after every message.
         after_message: called with the 0-based message index and the book after each message, applied or not.
+        before_message: called with the index and the book just before each message is checked (after any
+            lenient top-up), e.g. to read the state a model conditions on.
 
     Example:
         >>> from synth.generators.lob import SAMPLE_DIR, read_messages, read_orderbook
@@ -271,11 +274,13 @@ def replay(
     start = clock.perf_counter()
     if orderbook is None:
         for index, message in enumerate(messages):
+            if before_message is not None:
+                before_message(index, replayer.book)
             codes.append(step(message))
             if after_message is not None:
                 after_message(index, replayer.book)
     else:
-        _replay_against(replayer, messages, orderbook, report=report, after_message=after_message)
+        _replay_against(replayer, messages, orderbook, report=report, hooks=(before_message, after_message))
     report.seconds = clock.perf_counter() - start
     report.violations = Counter(code for code in codes if code is not None)
     report.applied = report.messages - report.violation_count
@@ -289,8 +294,9 @@ def _replay_against(
     orderbook: Sequence[OrderbookRow],
     *,
     report: ReplayReport,
-    after_message: Callable[[int, LimitOrderBook], None] | None,
+    hooks: tuple[Callable[[int, LimitOrderBook], None] | None, Callable[[int, LimitOrderBook], None] | None],
 ) -> None:
+    before_message, after_message = hooks
     if not messages:
         return
     levels = len(orderbook[0]) // 4
@@ -304,6 +310,8 @@ def _replay_against(
     for index, message in enumerate(messages):
         if top_up is not None and previous is not None:
             top_up(previous)
+        if before_message is not None:
+            before_message(index, replayer.book)
         codes.append(step(message))
         expected = orderbook[index]
         if previous is not None:

@@ -1,0 +1,179 @@
+"""ReLOBGen's pointer: a learned distribution over the eligible resting orders a cancel refers to.
+
+Each eligible order j has a feature vector φ_j (its representation); a context query — one weight vector per
+event type — scores it, and p(j) = softmax_j(w_typeᵀ φ_j). The static parts of φ (original size, submission
+time, whether the order predates the window) are cached per order when it enters the book; the dynamic parts
+(level, queue position, volume ahead) are read off the book in one pass over the top levels. The weights are fit
+by maximum likelihood on real cancels, whose referenced ids are known.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from synth.generators.lob.book import SELL, LimitOrderBook
+
+FEATURES = (
+    "ticks_from_best",
+    "at_best",
+    "level_index",
+    "log_queue_position",
+    "log_volume_ahead",
+    "log_size",
+    "log_age",
+    "is_initial",
+)
+"""The order representation φ_j, in column order."""
+MAX_TICKS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The eligible orders of one choice: ids and their feature rows (one per order, `FEATURES` columns)."""
+
+    ids: list[int]
+    features: np.ndarray
+
+
+def candidates(
+    book: LimitOrderBook,
+    side: int,
+    *,
+    time: float,
+    submitted: Mapping[int, float],
+    initial: set[int] | None = None,
+    levels: int = 10,
+    min_size: int = 1,
+    tick: int = 100,
+) -> Candidates:
+    """The resting orders of `side` in its top `levels` levels with at least `min_size` shares, with features.
+
+    Orders missing from `submitted` count as first seen at `time`; an order is initial if it is in `initial`
+    or has a negative (anonymous) id.
+    """
+    prices = book.prices[side]
+    top = prices[:levels] if side == SELL else prices[-1 : -levels - 1 : -1]
+    ids: list[int] = []
+    rows: list[tuple[float, ...]] = []
+    if not top:
+        return Candidates(ids, np.zeros((0, len(FEATURES))))
+    best = top[0]
+    side_levels = book.levels[side]
+    log1p, log = math.log1p, math.log
+    for level_index, price in enumerate(top):
+        ticks = min(abs(price - best) // tick, MAX_TICKS)
+        ahead = 0
+        for position, (order_id, order) in enumerate(side_levels[price].queue.items()):
+            size = order.size
+            if size >= min_size:
+                age = time - submitted.get(order_id, time)
+                is_initial = order_id < 0 or (initial is not None and order_id in initial)
+                ids.append(order_id)
+                rows.append(
+                    (
+                        ticks / 10.0,
+                        1.0 if level_index == 0 else 0.0,
+                        level_index / 10.0,
+                        log1p(position),
+                        log1p(ahead / 100.0),
+                        log(size),
+                        log1p(max(age, 0.0)),
+                        1.0 if is_initial else 0.0,
+                    )
+                )
+            ahead += size
+    return Candidates(ids, np.asarray(rows, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class PointerModel:
+    """Conditional-logit weights per event type (2 partial cancel, 3 delete)."""
+
+    weights: Mapping[int, tuple[float, ...]]
+    levels: int = 10
+
+    def probabilities(self, event: int, features: np.ndarray) -> np.ndarray:
+        """p(j) over the rows of `features` for a message of type `event`."""
+        scores = features @ np.asarray(self.weights[event])
+        scores -= scores.max()
+        weights = np.exp(scores)
+        return weights / weights.sum()
+
+    def choose(self, event: int, choice: Candidates, u: float) -> int:
+        """The id drawn with uniform `u` from p(j)."""
+        if len(choice.ids) == 1:
+            return choice.ids[0]
+        cumulative = np.cumsum(self.probabilities(event, choice.features))
+        index = int(np.searchsorted(cumulative, u * cumulative[-1], side="right"))
+        return choice.ids[min(index, len(choice.ids) - 1)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, with the feature names the weights belong to."""
+        return {
+            "features": list(FEATURES),
+            "levels": self.levels,
+            "weights": {str(k): list(v) for k, v in self.weights.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PointerModel:
+        """Inverse of `to_dict`; refuses weights written for other features."""
+        if list(data["features"]) != list(FEATURES):
+            msg = f"pointer weights are for features {data['features']}, this version uses {list(FEATURES)}"
+            raise ValueError(msg)
+        weights = {int(k): tuple(float(x) for x in v) for k, v in data["weights"].items()}
+        return cls(weights=weights, levels=int(data["levels"]))
+
+
+def fit_conditional_logit(
+    choices: Sequence[tuple[np.ndarray, int]], *, l2: float = 1e-3, max_iterations: int = 500
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Maximum-likelihood weights of p(j) ∝ exp(wᵀφ_j) over (features, chosen row) pairs, with an L2 penalty.
+
+    Returns the weights and fit statistics: mean log-likelihood per choice, that of the uniform pointer
+    (the baseline the features must beat), and the top-1 accuracy.
+    """
+    from scipy.optimize import minimize
+
+    usable = [(features, chosen) for features, chosen in choices if len(features) > 1]
+    if not usable:
+        return np.zeros(len(FEATURES)), {"choices": 0.0}
+    stacked = np.concatenate([features for features, _ in usable])
+    group = np.repeat(np.arange(len(usable)), [len(features) for features, _ in usable])
+    offsets = np.cumsum([0] + [len(features) for features, _ in usable[:-1]])
+    chosen_rows = offsets + np.asarray([chosen for _, chosen in usable])
+    groups = len(usable)
+
+    def objective(weights: np.ndarray) -> tuple[float, np.ndarray]:
+        scores = stacked @ weights
+        peak = np.full(groups, -np.inf)
+        np.maximum.at(peak, group, scores)
+        exp = np.exp(scores - peak[group])
+        totals = np.bincount(group, weights=exp, minlength=groups)
+        log_norm = np.log(totals) + peak
+        loglik = scores[chosen_rows].sum() - log_norm.sum()
+        share = exp / totals[group]
+        expected = np.zeros((groups, stacked.shape[1]))
+        np.add.at(expected, group, share[:, None] * stacked)
+        gradient = stacked[chosen_rows].sum(axis=0) - expected.sum(axis=0)
+        return -loglik / groups + l2 * weights @ weights, -gradient / groups + 2 * l2 * weights
+
+    result = minimize(
+        objective, np.zeros(stacked.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": max_iterations}
+    )
+    weights = result.x
+    scores = stacked @ weights
+    best = np.full(groups, -np.inf)
+    np.maximum.at(best, group, scores)
+    stats = {
+        "choices": float(groups),
+        "mean_loglik": float(-(result.fun - l2 * weights @ weights)),
+        "uniform_loglik": float(-np.mean(np.log([len(features) for features, _ in usable]))),
+        "top1_accuracy": float(np.mean(scores[chosen_rows] >= best)),
+    }
+    return weights, stats
