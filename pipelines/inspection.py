@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,29 @@ def open_dataset(out: str | Path) -> tuple[DatasetDir, dict[str, Any]]:
 def shard_files(dataset: DatasetDir, folder: str) -> list[Path]:
     """Parquet shards in `folder` (data or rejected), sorted; temp files excluded."""
     return sorted((dataset.root / folder).glob("train-*.parquet"))
+
+
+def read_domain_frame(path: str | Path, *, domain: str, columns: Sequence[str]) -> pl.DataFrame:
+    """The kept rows of a dataset of `domain`, only `columns`.
+
+    Refuses, with a one-line `InputError`, a directory that is not a synth dataset, a dataset of another domain,
+    one without data shards, and one that lacks a required column.
+    """
+    dataset, manifest = open_dataset(path)
+    found = manifest.get("domain")
+    if found != domain:
+        msg = f"{dataset.root}: manifest `domain` is {found!r}, expected {domain!r}"
+        raise InputError(msg)
+    files = shard_files(dataset, DATA_DIR)
+    if not files:
+        msg = f"{dataset.root / DATA_DIR}: no Parquet shards; has the run finished?"
+        raise InputError(msg)
+    names = pl.scan_parquet(files).collect_schema().names()
+    missing = [column for column in columns if column not in names]
+    if missing:
+        msg = f"{dataset.root}: required column `{missing[0]}` is missing from the data shards"
+        raise InputError(msg)
+    return pl.scan_parquet(files).select(list(columns)).collect()
 
 
 def verdict_rates(frame: pl.LazyFrame, columns: list[str]) -> dict[str, dict[str, Any]]:

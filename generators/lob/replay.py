@@ -222,16 +222,26 @@ class Replayer:
 
 
 def undo_first_message(row: OrderbookRow, message: LobsterMessage) -> OrderbookRow:
-    """Orderbook row 1 with message 1's effect on level volumes undone: the book before the file starts."""
+    """Orderbook row 1 with message 1's effect on level volumes undone: the book before the file starts.
+
+    A message that emptied a level gets the level back in its sorted place (the deepest shown level drops out of
+    view); a submission that opened a level loses it (the level that would come into view is unknown: padding).
+    """
     _, event, _, size, price, direction = message
     delta = -size if event == 1 else size if event in (2, 3, 4) else 0
+    if not delta or direction not in (BUY, SELL):
+        return tuple(row)
+    levels = len(row) // 4
+    offset, empty = (0, EMPTY_ASK_PRICE) if direction == SELL else (2, EMPTY_BID_PRICE)
+    shown = {row[i]: row[i + 1] for i in range(offset, len(row), 4) if row[i] != empty}
+    shown[price] = shown.get(price, 0) + delta
+    ordered = sorted((p, v) for p, v in shown.items() if v > 0)
+    if direction == BUY:
+        ordered.reverse()
+    ordered = ordered[:levels] + [(empty, 0)] * (levels - len(ordered))
     values = list(row)
-    if delta:
-        offset = 0 if direction == SELL else 2
-        for index in range(offset, len(values), 4):
-            if values[index] == price:
-                values[index + 1] += delta
-                break
+    for level, (level_price, volume) in enumerate(ordered):
+        values[4 * level + offset : 4 * level + offset + 2] = (level_price, volume)
     return tuple(values)
 
 
@@ -300,22 +310,22 @@ def _replay_against(
     if not messages:
         return
     levels = len(orderbook[0]) // 4
-    replayer.seed_pre_window(undo_first_message(orderbook[0], messages[0]))
+    seed = undo_first_message(orderbook[0], messages[0])
+    replayer.seed_pre_window(seed)
     codes = report.codes
     step = replayer.step
     snapshot = replayer.book.snapshot
     top_up = replayer.top_up if replayer.lenient else None
     row_mismatches = level_mismatches = 0
-    previous: OrderbookRow | None = None
+    previous: OrderbookRow = seed  # levels message 1 brings into view are synced like any later ones
     for index, message in enumerate(messages):
-        if top_up is not None and previous is not None:
+        if top_up is not None and index:
             top_up(previous)
         if before_message is not None:
             before_message(index, replayer.book)
         codes.append(step(message))
         expected = orderbook[index]
-        if previous is not None:
-            replayer.sync_beyond_view(previous, expected)
+        replayer.sync_beyond_view(previous, expected)
         actual = snapshot(levels)
         if actual != expected:
             if not row_mismatches:

@@ -34,24 +34,9 @@ def read_papyrus_dataset(path: str | Path) -> pl.DataFrame:
         ...
         synth.pipelines.errors.InputError: /nonexistent/papyrus: dataset directory not found
     """
-    from synth.pipelines.inspection import open_dataset, shard_files
-    from synth.pipelines.sink import DATA_DIR
+    from synth.pipelines.inspection import read_domain_frame
 
-    dataset, manifest = open_dataset(path)
-    domain = manifest.get("domain")
-    if domain != "papyrus":
-        msg = f"{dataset.root}: manifest `domain` is {domain!r}, expected 'papyrus'"
-        raise InputError(msg)
-    files = shard_files(dataset, DATA_DIR)
-    if not files:
-        msg = f"{dataset.root / DATA_DIR}: no Parquet shards; has the run finished?"
-        raise InputError(msg)
-    names = pl.scan_parquet(files).collect_schema().names()
-    missing = [column for column in REQUIRED_COLUMNS if column not in names]
-    if missing:
-        msg = f"{dataset.root}: required column `{missing[0]}` is missing from the data shards"
-        raise InputError(msg)
-    return pl.scan_parquet(files).select(REQUIRED_COLUMNS).collect()
+    return read_domain_frame(path, domain="papyrus", columns=REQUIRED_COLUMNS)
 
 
 def check_frame_columns(frame: pl.DataFrame) -> None:
