@@ -73,3 +73,43 @@ def levenshtein_command(
         summary["skipped"] = report["skipped"]
     console.print_json(json.dumps(summary, ensure_ascii=False))
     console.print(f"wrote {out}")
+
+
+@app.command("lob-speed")
+@cli_errors
+def lob_speed_command(
+    out: Path = typer.Option(Path("bench-lob-speed.json"), "--out", "-o", help="Where to write the JSON report."),
+    messages: Path | None = typer.Option(None, "--messages", help="LOBSTER message file (default: shipped AMZN)."),
+    orderbook: Path | None = typer.Option(None, "--orderbook", help="Its orderbook file (default: by name)."),
+    model: Path | None = typer.Option(None, "--model", help="Model from `synth train lob` (default: shipped)."),
+    rollouts: int = typer.Option(100, "--rollouts", min=1, help="Rollouts per method, one per held-out window."),
+    horizon: int = typer.Option(500, "--horizon", min=1, help="Messages per rollout."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every rollout (the same for each method)."),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Timed runs per method; the best time counts."),
+) -> None:
+    """Wall time per replayed message of ReLOBGen vs the rejection baseline (ratio), and replay messages/s."""
+    from synth.generators.lob import SAMPLE_DIR
+    from synth.generators.lob.bench import bench_lob_speed
+    from synth.pipelines.lob import AMZN_MESSAGES, orderbook_for
+
+    messages = messages or SAMPLE_DIR / AMZN_MESSAGES
+    report = bench_lob_speed(
+        messages=messages,
+        orderbook=orderbook or orderbook_for(messages),
+        model_path=model,
+        rollouts=rollouts,
+        horizon=horizon,
+        seed=seed,
+        repeats=repeats,
+    )
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    summary = {
+        "us_per_replayed_message": {k: v["us_per_replayed_message"] for k, v in report["methods"].items()},
+        "ratios": report["ratios"],
+        "rejection_raw_rejection_rate": report["methods"]["rejection"]["raw_rejection_rate"],
+        "replay_messages_per_second": {
+            k: round(v["messages_per_second"]) for k, v in report["replay"].items() if isinstance(v, dict)
+        },
+    }
+    console.print_json(json.dumps(summary))
+    console.print(f"wrote {out}")

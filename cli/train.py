@@ -184,6 +184,69 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
+@app.command("lob")
+@cli_errors
+def lob_command(
+    messages: Path | None = typer.Option(
+        None, "--messages", help="LOBSTER message file (default: the shipped AMZN day, level 1)."
+    ),
+    orderbook: Path | None = typer.Option(None, "--orderbook", help="Its orderbook file (default: by name)."),
+    train_fraction: float = typer.Option(
+        0.6, "--train-fraction", min=0.01, max=1.0, help="Fit on this first share of the day's messages."
+    ),
+    levels: int = typer.Option(10, "--levels", min=1, max=50, help="Levels the pointer may reference."),
+    tick: int = typer.Option(100, "--tick", min=1, help="Price tick in LOBSTER units (dollars x 10000)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for lob_model.json."),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Fit the LOB model: field distributions by counts, the pointer by maximum likelihood, Santa Fe rates."""
+    from synth.generators.lob import SAMPLE_DIR
+    from synth.generators.lob.fit import fit_lob_model
+    from synth.generators.lob.generator import read_day
+    from synth.generators.lob.model import MODEL_FILE
+    from synth.pipelines.lob import AMZN_MESSAGES, orderbook_for
+
+    messages = messages or SAMPLE_DIR / AMZN_MESSAGES
+    orderbook = orderbook or orderbook_for(messages)
+    if (out / MODEL_FILE).exists() and not overwrite:
+        msg = f"{out}: already holds {MODEL_FILE}; pass --overwrite or choose another --out"
+        raise OutputDirError(msg)
+    day, books = read_day(messages, orderbook)
+    model = fit_lob_model(day, books, train_fraction=train_fraction, levels=levels, tick=tick, source=messages.name)
+    written = model.save(out)
+    zero_intelligence = model.zero_intelligence
+    summary = {
+        "model": str(written),
+        "train_messages": model.training["train_messages"],
+        "pointer": model.training["pointer"]["fit"],
+        "zero_intelligence": {
+            "limit_rate_per_s": zero_intelligence.limit_rate,
+            "market_rate_per_s": zero_intelligence.market_rate,
+            "cancel_rate_per_order_s": zero_intelligence.cancel_rate,
+            "window_ticks": zero_intelligence.window_ticks,
+        },
+    }
+    if as_json:
+        console.print_json(json.dumps(summary))
+        return
+    table = Table(title=f"LOB model fit on {messages.name}")
+    for column in ("pointer", "choices", "mean log-lik", "uniform log-lik", "top-1"):
+        table.add_column(column)
+    for event, stats in summary["pointer"].items():
+        name = {"2": "partial cancel", "3": "delete"}.get(event, event) + (" (pooled)" if stats.get("pooled") else "")
+        table.add_row(
+            name,
+            f"{stats['choices']:.0f}",
+            f"{stats['mean_loglik']:.3f}",
+            f"{stats['uniform_loglik']:.3f}",
+            f"{stats['top1_accuracy']:.3f}",
+        )
+    console.print(table)
+    console.print(f"Santa Fe rates: {json.dumps(summary['zero_intelligence'])}")
+    console.print(f"wrote {written}")
+
+
 def register(root: typer.Typer) -> None:
     """Add the `train` group (`synth train papyrus fit|eval`) to the root app."""
     root.add_typer(app, name="train")

@@ -55,9 +55,10 @@ def event_index(event: int, side: int) -> int:
 
 @dataclass(frozen=True)
 class Categorical:
-    """A distribution over sorted integer `values` with `counts`, plus `smoothing` mass per integer in range.
+    """A distribution over sorted integer `values` with `counts`, smoothed over every integer of [low, high].
 
-    The smoothing spreads a little mass over every integer of [low, high], so a masked draw always has support.
+    The smoothing spreads a `smoothing` share of the total mass evenly over the range, so a masked draw always has
+    support.
     """
 
     values: tuple[int, ...]
@@ -66,12 +67,16 @@ class Categorical:
     high: int
     smoothing: float = 0.01
     _cumulative: np.ndarray = field(init=False, repr=False, compare=False)
+    _per_integer: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.low > self.high:
             msg = f"empty range [{self.low}, {self.high}]"
             raise ValueError(msg)
-        object.__setattr__(self, "_cumulative", np.cumsum(np.asarray(self.counts, dtype=np.float64)))
+        cumulative = np.cumsum(np.asarray(self.counts, dtype=np.float64))
+        total = float(cumulative[-1]) if len(cumulative) else 1.0
+        object.__setattr__(self, "_cumulative", cumulative)
+        object.__setattr__(self, "_per_integer", self.smoothing * total / (self.high - self.low + 1))
 
     @classmethod
     def fit(cls, observed: Sequence[int], *, low: int, high: int, smoothing: float = 0.01) -> Categorical:
@@ -87,7 +92,7 @@ class Categorical:
             return None
         kept = bisect_right(self.values, high)
         counted = float(self._cumulative[kept - 1]) if kept else 0.0
-        smooth = self.smoothing * (high - self.low + 1)
+        smooth = self._per_integer * (high - self.low + 1)
         target = u * (counted + smooth)
         if target < counted:
             return self.values[int(np.searchsorted(self._cumulative, target, side="right"))]

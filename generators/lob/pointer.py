@@ -10,6 +10,7 @@ by maximum likelihood on real cancels, whose referenced ids are known.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +112,68 @@ class PointerModel:
         cumulative = np.cumsum(self.probabilities(event, choice.features))
         index = int(np.searchsorted(cumulative, u * cumulative[-1], side="right"))
         return choice.ids[min(index, len(choice.ids) - 1)]
+
+    def draw_from_book(
+        self,
+        event: int,
+        book: LimitOrderBook,
+        side: int,
+        *,
+        time: float,
+        submitted: Mapping[int, float],
+        initial: set[int],
+        u: float,
+        min_size: int = 1,
+        tick: int = 100,
+    ) -> int | None:
+        """Draw an order id like `choose(event, candidates(...), u)`, scoring in one pass without a feature matrix.
+
+        Returns None when no order of `side` is eligible.
+        """
+        w = self.weights[event]
+        w_ticks, w_best, w_level, w_position, w_ahead, w_size, w_age, w_initial = w
+        prices = book.prices[side]
+        top = prices[: self.levels] if side == SELL else prices[-1 : -self.levels - 1 : -1]
+        if not top:
+            return None
+        best = top[0]
+        log1p, log = math.log1p, math.log
+        ids: list[int] = []
+        scores: list[float] = []
+        side_levels = book.levels[side]
+        for level_index, price in enumerate(top):
+            level_score = (
+                w_ticks * min(abs(price - best) // tick, MAX_TICKS) / 10.0
+                + (w_best if level_index == 0 else 0.0)
+                + w_level * level_index / 10.0
+            )
+            ahead = 0
+            for position, (order_id, order) in enumerate(side_levels[price].queue.items()):
+                size = order.size
+                if size >= min_size:
+                    age = time - submitted.get(order_id, time)
+                    score = (
+                        level_score
+                        + w_position * log1p(position)
+                        + w_ahead * log1p(ahead / 100.0)
+                        + w_size * log(size)
+                        + w_age * log1p(age if age > 0.0 else 0.0)
+                    )
+                    if order_id < 0 or order_id in initial:
+                        score += w_initial
+                    ids.append(order_id)
+                    scores.append(score)
+                ahead += size
+        if not ids:
+            return None
+        peak = max(scores)
+        exp = math.exp
+        total = 0.0
+        cumulative = []
+        for score in scores:
+            total += exp(score - peak)
+            cumulative.append(total)
+        return ids[min(bisect_right(cumulative, u * total), len(ids) - 1)]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, with the feature names the weights belong to."""

@@ -20,7 +20,6 @@ from synth.generators.lob.book import BUY, SELL, LimitOrderBook
 from synth.generators.lob.fields import FieldModel, context_index, event_index, spread_bucket
 from synth.generators.lob.lobster import LobsterMessage
 from synth.generators.lob.model import LobModel
-from synth.generators.lob.pointer import candidates
 from synth.generators.lob.state import MarketState, imbalance
 
 EVENTS = [(event, side) for event in (1, 2, 3, 4) for side in (BUY, SELL)]
@@ -102,17 +101,19 @@ class ReLOBGenSampler:
             assert best is not None
             order = next(iter(book.levels[side][best].queue.values()))
         else:
-            choice = candidates(
+            order_id = pointer.draw_from_book(
+                event,
                 book,
                 side,
                 time=time,
                 submitted=state.submitted,
                 initial=state.unseen,
-                levels=pointer.levels,
+                u=float(u[2]),
                 min_size=2 if event == 2 else 1,
                 tick=fields.tick,
             )
-            order = book.orders[pointer.choose(event, choice, float(u[2]))]
+            assert order_id is not None, "the event mask admits a cancel only with an eligible order"
+            order = book.orders[order_id]
         remaining = order.size
         if event == 3:
             size = remaining

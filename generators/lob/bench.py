@@ -1,0 +1,155 @@
+"""LOB benchmarks: generation cost per replayed message (ReLOBGen vs the rejection baseline) and replay speed.
+
+Both learned methods draw from the same fitted field model, on the same held-out windows with the same seeds, in
+the same process; the time of a rollout includes everything a caller pays (sampling, the strict replay check of
+each draw, the book snapshot after each accepted message). Per replayed message = wall time / accepted messages.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import synth
+from synth.generators.lob.generator import cached_windows, read_day, window_starts
+from synth.generators.lob.history import RealWindow
+from synth.generators.lob.model import LobModel, load_model
+from synth.generators.lob.replay import replay
+from synth.generators.lob.rollout import Method, Rollout, make_sampler, run_rollout
+
+
+def machine() -> dict[str, Any]:
+    """Where a benchmark ran."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "synth": synth.__version__,
+    }
+
+
+def held_out_windows(
+    messages: Path, orderbook: Path, *, windows: int, horizon: int, train_fraction: float
+) -> tuple[RealWindow, ...]:
+    """The held-out windows the generator would use for these settings."""
+    day, _ = read_day(messages, orderbook)
+    starts = window_starts(len(day), train_fraction=train_fraction, windows=windows, horizon=horizon)
+    return cached_windows(messages, orderbook, tuple(starts), horizon)
+
+
+def generate_rollouts(
+    method: Method, model: LobModel, windows: Sequence[RealWindow], *, horizon: int, levels: int, seed: int
+) -> tuple[list[Rollout], float]:
+    """One rollout per window (window i seeded with (seed, i)); returns them and the wall time."""
+    rollouts = []
+    start = time.perf_counter()
+    for index, window in enumerate(windows):
+        sampler = make_sampler(method, model)
+        rng = np.random.Generator(np.random.PCG64([seed, index]))
+        rollouts.append(run_rollout(sampler, window.orders, time=window.time, horizon=horizon, levels=levels, rng=rng))
+    return rollouts, time.perf_counter() - start
+
+
+def _speed_of(
+    method: Method,
+    model: LobModel,
+    windows: Sequence[RealWindow],
+    *,
+    horizon: int,
+    levels: int,
+    seed: int,
+    repeats: int,
+) -> dict[str, Any]:
+    best = float("inf")
+    rollouts: list[Rollout] = []
+    for _ in range(repeats):
+        rollouts, seconds = generate_rollouts(method, model, windows, horizon=horizon, levels=levels, seed=seed)
+        best = min(best, seconds)
+    accepted = sum(len(r.messages) for r in rollouts)
+    attempts = sum(r.attempts for r in rollouts)
+    rejections: Counter[str] = Counter()
+    for rollout in rollouts:
+        rejections.update(rollout.rejections)
+    return {
+        "rollouts": len(rollouts),
+        "replayed_messages": accepted,
+        "raw_messages": attempts,
+        "raw_rejection_rate": sum(rejections.values()) / attempts if attempts else 0.0,
+        "rejections_by_reason": dict(sorted(rejections.items())),
+        "best_seconds": best,
+        "us_per_replayed_message": best / accepted * 1e6 if accepted else None,
+    }
+
+
+def bench_lob_speed(
+    *,
+    messages: Path,
+    orderbook: Path,
+    model_path: Path | None = None,
+    rollouts: int = 100,
+    horizon: int = 500,
+    levels: int = 10,
+    train_fraction: float = 0.6,
+    seed: int = 0,
+    repeats: int = 3,
+) -> dict[str, Any]:
+    """Time per replayed message of each method on the same windows, and replay throughput on the whole day."""
+    model = load_model(model_path)
+    windows = held_out_windows(messages, orderbook, windows=rollouts, horizon=horizon, train_fraction=train_fraction)
+    methods: dict[str, Any] = {}
+    for method in ("relobgen", "rejection", "zero-intelligence"):
+        methods[method] = _speed_of(method, model, windows, horizon=horizon, levels=levels, seed=seed, repeats=repeats)
+    relobgen, rejection = methods["relobgen"], methods["rejection"]
+    return {
+        "benchmark": "lob-speed",
+        "machine": machine(),
+        "settings": {
+            "rollouts": rollouts,
+            "horizon": horizon,
+            "levels": levels,
+            "seed": seed,
+            "repeats": repeats,
+            "model": str(model_path) if model_path else "shipped default",
+            "source": messages.name,
+        },
+        "methods": methods,
+        "ratios": {
+            "rejection_over_relobgen_per_replayed_message": (
+                rejection["us_per_replayed_message"] / relobgen["us_per_replayed_message"]
+            ),
+            "rejection_raw_over_replayed": rejection["raw_messages"] / rejection["replayed_messages"],
+        },
+        "relobgen_replayable": relobgen["raw_rejection_rate"] == 0.0,
+        "replay": bench_replay(messages, orderbook, repeats=repeats),
+    }
+
+
+def bench_replay(messages: Path, orderbook: Path, *, repeats: int = 3) -> dict[str, Any]:
+    """Messages per second of the replayer over the whole day: with and without the orderbook comparison."""
+    day, books = read_day(messages, orderbook)
+    results: dict[str, Any] = {"messages": len(day)}
+    for label, mode, rows in (
+        ("lenient_with_orderbook", "lenient", books),
+        ("strict_with_orderbook", "strict", books),
+        ("strict_messages_only", "strict", None),
+    ):
+        best = float("inf")
+        report = None
+        for _ in range(repeats):
+            start = time.perf_counter()
+            report = replay(day, orderbook=rows, mode=mode)  # type: ignore[arg-type]
+            best = min(best, time.perf_counter() - start)
+        assert report is not None
+        results[label] = {
+            "messages_per_second": len(day) / best,
+            "violations": report.violation_count,
+            "level_mismatches": report.level_mismatches,
+        }
+    return results
