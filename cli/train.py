@@ -22,6 +22,7 @@ from synth.pipelines.errors import ConfigError, OutputDirError
 
 TaskOption = Literal["literary", "doctype", "subtype", "dating"]
 ModelOption = Literal["tfidf", "charcnn", "bytes", "fasttext"]
+PointerOption = Literal["logit", "attention"]
 
 DATASET_HELP = "Papyrus dataset directory written by `synth run` / `synth generate papyrus`."
 TASK_HELP = "literary (macro-F1), doctype / subtype (macro-F1), dating (MAE in years)."
@@ -196,6 +197,10 @@ def lob_command(
     ),
     levels: int = typer.Option(10, "--levels", min=1, max=50, help="Levels the pointer may reference."),
     tick: int = typer.Option(100, "--tick", min=1, help="Price tick in LOBSTER units (dollars x 10000)."),
+    pointer: PointerOption = typer.Option(
+        "logit", "--pointer", help="logit: conditional logit over order features; attention: key/query MLPs (torch)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the attention pointer's initialisation and batches."),
     out: Path = typer.Option(..., "--out", "-o", help="Directory for lob_model.json."),
     overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -213,13 +218,17 @@ def lob_command(
         msg = f"{out}: already holds {MODEL_FILE}; pass --overwrite or choose another --out"
         raise OutputDirError(msg)
     day, books = read_day(messages, orderbook)
-    model = fit_lob_model(day, books, train_fraction=train_fraction, levels=levels, tick=tick, source=messages.name)
+    model = fit_lob_model(
+        day, books, train_fraction=train_fraction, levels=levels, tick=tick, source=messages.name, pointer=pointer,
+        seed=seed,
+    )
     written = model.save(out)
     zero_intelligence = model.zero_intelligence
     summary = {
         "model": str(written),
         "train_messages": model.training["train_messages"],
         "pointer": model.training["pointer"]["fit"],
+        "pointer_held_out": model.training["pointer"]["held_out"],
         "zero_intelligence": {
             "limit_rate_per_s": zero_intelligence.limit_rate,
             "market_rate_per_s": zero_intelligence.market_rate,
@@ -243,6 +252,11 @@ def lob_command(
             f"{stats['top1_accuracy']:.3f}",
         )
     console.print(table)
+    for kind, stats in summary["pointer_held_out"].items():
+        console.print(
+            f"held-out cancels, {kind} pointer: mean log-lik {stats['mean_loglik']:.3f} (uniform "
+            f"{stats['uniform_loglik']:.3f}), top-1 {stats['top1_accuracy']:.3f} over {stats['choices']:.0f}"
+        )
     console.print(f"Santa Fe rates: {json.dumps(summary['zero_intelligence'])}")
     console.print(f"wrote {written}")
 

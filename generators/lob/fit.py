@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -30,10 +30,20 @@ from synth.generators.lob.fields import (
 from synth.generators.lob.history import GENERATED_TYPES, OrderHistory, walk_real_day
 from synth.generators.lob.lobster import LobsterMessage, OrderbookRow
 from synth.generators.lob.model import LobModel
-from synth.generators.lob.pointer import FEATURES, PointerModel, candidates, fit_conditional_logit
+from synth.generators.lob.pointer import (
+    FEATURES,
+    Choice,
+    Pointer,
+    PointerModel,
+    candidates,
+    context_vector,
+    evaluate_pointer,
+    fit_conditional_logit,
+)
 from synth.generators.lob.state import imbalance, spread_ticks
 from synth.generators.lob.zero_intelligence import ZIParameters
 
+PointerKind = Literal["logit", "attention"]
 MAX_SIZE = 9999
 """Sizes are clipped here, as LOBS5's size token does."""
 OFFSET_RANGE = (-50, 50)
@@ -51,7 +61,8 @@ class _Counts:
     full: dict[int, list[bool]] = field(default_factory=lambda: defaultdict(list))
     depths: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
     ages: list[float] = field(default_factory=list)
-    choices: dict[int, list[tuple[np.ndarray, int]]] = field(default_factory=lambda: defaultdict(list))
+    choices: dict[int, list[Choice]] = field(default_factory=lambda: defaultdict(list))
+    held_out: list[Choice] = field(default_factory=list)
     market_sizes: list[int] = field(default_factory=list)
     limit_distances: list[int] = field(default_factory=list)
     resting: list[int] = field(default_factory=list)
@@ -60,12 +71,18 @@ class _Counts:
 
 
 class _Trainer:
-    def __init__(self, *, levels: int, tick: int) -> None:
-        self.levels, self.tick = levels, tick
+    def __init__(self, *, levels: int, tick: int, train: int) -> None:
+        self.levels, self.tick, self.train = levels, tick, train
         self.counts = _Counts()
 
     def observe(self, index: int, message: LobsterMessage, book: LimitOrderBook, history: OrderHistory) -> None:
         if message.type not in GENERATED_TYPES or message.direction not in (BUY, SELL):
+            return
+        if index >= self.train:
+            if message.type in (2, 3):
+                choice = self._choice(message, book, history)
+                if choice is not None:
+                    self.counts.held_out.append(choice)
             return
         counts, tick, side = self.counts, self.tick, message.direction
         spread = spread_ticks(book, tick=tick)
@@ -109,18 +126,25 @@ class _Trainer:
             else:
                 counts.market_sizes.append(message.size)
         order = book.orders.get(message.order_id)
-        chosen_id = message.order_id
         if order is not None:
             counts.full[event].append(message.size == order.size)
             counts.ages.append(max(message.time - history.submitted.get(order.order_id, message.time), 0.0))
-        else:
+        if event != 4:
+            choice = self._choice(message, book, history)
+            if choice is not None:
+                counts.choices[event].append(choice)
+
+    def _choice(self, message: LobsterMessage, book: LimitOrderBook, history: OrderHistory) -> Choice | None:
+        """The pointer choice a real cancel made: its own order, or for an unknown id the pre-window volume at its
+        price; None when that is not among the eligible orders."""
+        side, event = message.direction, message.type
+        chosen_id = message.order_id
+        if chosen_id not in book.orders:
             level = book.levels[side].get(message.price)
             anonymous = [order_id for order_id in level.queue if order_id < 0] if level else []
             if not anonymous:
-                return
+                return None
             chosen_id = anonymous[0]
-        if event == 4:
-            return
         choice = candidates(
             book,
             side,
@@ -130,8 +154,10 @@ class _Trainer:
             min_size=2 if event == 2 else 1,
             tick=self.tick,
         )
-        if chosen_id in choice.ids:
-            counts.choices[event].append((choice.features, choice.ids.index(chosen_id)))
+        if chosen_id not in choice.ids:
+            return None
+        context = context_vector(event, spread_ticks(book, tick=self.tick), imbalance(book))
+        return Choice(choice.features, choice.ids.index(chosen_id), context)
 
     def _resting(self, book: LimitOrderBook) -> int:
         total = 0
@@ -150,14 +176,20 @@ def fit_lob_model(
     levels: int = 10,
     tick: int = 100,
     source: str = "",
+    pointer: PointerKind = "logit",
+    seed: int = 0,
 ) -> LobModel:
-    """Fit every part of the model on the first `train_fraction` of the day (see the module docstring)."""
+    """Fit every part of the model on the first `train_fraction` of the day (see the module docstring).
+
+    The pointer is the conditional logit, or with `pointer="attention"` the small key/query network (trained with
+    torch); either way the report holds both pointers' fit on the held-out rest of the day.
+    """
     if not 0.0 < train_fraction <= 1.0:
         msg = f"`train_fraction` must lie in (0, 1], got {train_fraction}"
         raise ValueError(msg)
     train = max(int(len(messages) * train_fraction), 2)
-    trainer = _Trainer(levels=levels, tick=tick)
-    report = walk_real_day(messages, orderbook, observe=trainer.observe, stop=train)
+    trainer = _Trainer(levels=levels, tick=tick, train=train)
+    report = walk_real_day(messages, orderbook, observe=trainer.observe)
     counts = trainer.counts
     fields = _field_model(counts, tick=tick)
     weights: dict[int, tuple[float, ...]] = {}
@@ -165,9 +197,17 @@ def fit_lob_model(
     pooled = counts.choices[2] + counts.choices[3]
     for event in (2, 3):
         own = counts.choices[event]
-        fitted, stats = fit_conditional_logit(own if len(own) >= 50 else pooled)
+        fitted, stats = fit_conditional_logit([(c.features, c.chosen) for c in (own if len(own) >= 50 else pooled)])
         weights[event] = tuple(float(w) for w in fitted)
         pointer_stats[str(event)] = {**stats, "pooled": len(own) < 50}
+    logit = PointerModel(weights=weights, levels=levels)
+    chosen: Pointer = logit
+    held_out = {"logit": evaluate_pointer(logit, counts.held_out)}
+    if pointer == "attention":
+        from synth.generators.lob.neural_pointer import fit_attention_pointer
+
+        chosen = fit_attention_pointer(pooled, levels=levels, seed=seed)
+        held_out["attention"] = evaluate_pointer(chosen, counts.held_out)
     seconds = max(messages[train - 1].time - messages[0].time, 1e-9)
     zero_intelligence = _zero_intelligence(counts, seconds=seconds, tick=tick, levels=levels, fields=fields)
     training = {
@@ -181,9 +221,9 @@ def fit_lob_model(
         "tick": tick,
         "replay_violations": report.violation_count,
         "replay_level_mismatches": report.level_mismatches,
-        "pointer": {"features": list(FEATURES), "fit": pointer_stats},
+        "pointer": {"kind": pointer, "features": list(FEATURES), "fit": pointer_stats, "held_out": held_out},
     }
-    return LobModel(fields, PointerModel(weights=weights, levels=levels), zero_intelligence, training)
+    return LobModel(fields, chosen, zero_intelligence, training)
 
 
 def _field_model(counts: _Counts, *, tick: int) -> FieldModel:

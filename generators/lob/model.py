@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.generators.lob.fields import FieldModel
-from synth.generators.lob.pointer import PointerModel
+from synth.generators.lob.pointer import Pointer, PointerModel
 from synth.generators.lob.zero_intelligence import ZIParameters
 from synth.pipelines.errors import InputError, read_json_file
 
@@ -24,7 +24,7 @@ class LobModel:
     """Everything generation needs from training; `training` records how it was fit."""
 
     fields: FieldModel
-    pointer: PointerModel
+    pointer: Pointer
     zero_intelligence: ZIParameters
     training: Mapping[str, Any] = field(default_factory=dict)
 
@@ -64,10 +64,22 @@ def load_model(path: str | Path | None = None) -> LobModel:
     try:
         return LobModel(
             fields=FieldModel.from_dict(data["fields"]),
-            pointer=PointerModel.from_dict(data["pointer"]),
+            pointer=_pointer_from_dict(data["pointer"]),
             zero_intelligence=ZIParameters.from_dict(data["zero_intelligence"]),
             training=data.get("training", {}),
         )
     except (KeyError, TypeError, ValueError) as error:
         msg = f"{target}: malformed LOB model ({type(error).__name__}: {error})"
         raise InputError(msg) from None
+
+
+def _pointer_from_dict(data: Mapping[str, Any]) -> Pointer:
+    kind = data.get("kind", "logit")
+    if kind == "attention":
+        from synth.generators.lob.neural_pointer import AttentionPointer
+
+        return AttentionPointer.from_dict(data)
+    if kind != "logit":
+        msg = f"unknown pointer kind {kind!r} (expected logit or attention)"
+        raise ValueError(msg)
+    return PointerModel.from_dict(data)

@@ -13,11 +13,12 @@ import math
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from synth.generators.lob.book import SELL, LimitOrderBook
+from synth.generators.lob.fields import SPREAD_BUCKETS, spread_bucket
 
 FEATURES = (
     "ticks_from_best",
@@ -31,6 +32,50 @@ FEATURES = (
 )
 """The order representation φ_j, in column order."""
 MAX_TICKS = 100
+CONTEXT_SIZE = 2 + SPREAD_BUCKETS + 1
+
+
+class Choice(NamedTuple):
+    """One real cancel: the eligible orders' features, the row it referenced, and its context vector."""
+
+    features: np.ndarray
+    chosen: int
+    context: np.ndarray
+
+
+def context_vector(event: int, spread_ticks: int | None, imbalance: float) -> np.ndarray:
+    """The context a pointer's query sees: event one-hot (partial cancel, delete), spread bucket, imbalance."""
+    vector = np.zeros(CONTEXT_SIZE)
+    vector[0 if event == 2 else 1] = 1.0
+    vector[2 + spread_bucket(spread_ticks)] = 1.0
+    vector[-1] = imbalance
+    return vector
+
+
+class Pointer(Protocol):
+    """What the sampler and the trainer need of a pointer."""
+
+    levels: int
+
+    def choice_probabilities(self, choice: Choice) -> np.ndarray: ...
+
+    def draw_from_book(
+        self,
+        event: int,
+        book: LimitOrderBook,
+        side: int,
+        *,
+        time: float,
+        submitted: Mapping[int, float],
+        initial: set[int],
+        u: float,
+        min_size: int = 1,
+        tick: int = 100,
+        spread_ticks: int | None = None,
+        imbalance: float = 0.0,
+    ) -> int | None: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +150,10 @@ class PointerModel:
         weights = np.exp(scores)
         return weights / weights.sum()
 
+    def choice_probabilities(self, choice: Choice) -> np.ndarray:
+        """p(j) over a recorded choice set (its event is read off the context's one-hot)."""
+        return self.probabilities(2 if choice.context[0] else 3, choice.features)
+
     def choose(self, event: int, choice: Candidates, u: float) -> int:
         """The id drawn with uniform `u` from p(j)."""
         if len(choice.ids) == 1:
@@ -125,10 +174,13 @@ class PointerModel:
         u: float,
         min_size: int = 1,
         tick: int = 100,
+        spread_ticks: int | None = None,
+        imbalance: float = 0.0,
     ) -> int | None:
         """Draw an order id like `choose(event, candidates(...), u)`, scoring in one pass without a feature matrix.
 
-        Returns None when no order of `side` is eligible.
+        Returns None when no order of `side` is eligible. The logit pointer's query is its event's weight vector;
+        `spread_ticks` and `imbalance` are accepted for the `Pointer` protocol and not used.
         """
         w = self.weights[event]
         w_ticks, w_best, w_level, w_position, w_ahead, w_size, w_age, w_initial = w
@@ -191,6 +243,24 @@ class PointerModel:
             raise ValueError(msg)
         weights = {int(k): tuple(float(x) for x in v) for k, v in data["weights"].items()}
         return cls(weights=weights, levels=int(data["levels"]))
+
+
+def evaluate_pointer(pointer: Pointer, choices: Sequence[Choice]) -> dict[str, float]:
+    """Mean log-likelihood, that of the uniform pointer, and top-1 accuracy on choices with 2+ eligible orders."""
+    usable = [choice for choice in choices if len(choice.features) > 1]
+    if not usable:
+        return {"choices": 0.0}
+    logliks, hits = [], []
+    for choice in usable:
+        p = pointer.choice_probabilities(choice)
+        logliks.append(math.log(max(float(p[choice.chosen]), 1e-300)))
+        hits.append(bool(p[choice.chosen] >= p.max()))
+    return {
+        "choices": float(len(usable)),
+        "mean_loglik": float(np.mean(logliks)),
+        "uniform_loglik": float(-np.mean([math.log(len(choice.features)) for choice in usable])),
+        "top1_accuracy": float(np.mean(hits)),
+    }
 
 
 def fit_conditional_logit(

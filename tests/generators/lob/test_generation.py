@@ -214,3 +214,37 @@ def test_model_loading_errors_are_one_line(tmp_path):
     with pytest.raises(InputError, match="format_version"):
         load_model(tmp_path)
     assert DEFAULT_MODEL.is_file()
+
+
+def test_attention_pointer_learns_the_choices_and_drives_replayable_rollouts(model, windows):
+    pytest.importorskip("torch")
+    from synth.generators.lob.model import LobModel
+    from synth.generators.lob.neural_pointer import AttentionPointer, fit_attention_pointer
+    from synth.generators.lob.pointer import Choice, context_vector, evaluate_pointer
+
+    rng = np.random.default_rng(0)
+    truth = np.array(model.pointer.weights[3])
+    choices = []
+    for _ in range(1500):
+        features = rng.normal(size=(int(rng.integers(2, 10)), len(FEATURES)))
+        p = np.exp(features @ truth)
+        choices.append(Choice(features, int(rng.choice(len(p), p=p / p.sum())), context_vector(3, 13, 0.0)))
+    pointer = fit_attention_pointer(choices[:1000], epochs=40)
+    held_out = evaluate_pointer(pointer, choices[1000:])
+    oracle = evaluate_pointer(PointerModel(weights={2: tuple(truth), 3: tuple(truth)}), choices[1000:])
+    assert held_out["mean_loglik"] > held_out["uniform_loglik"] + 0.5
+    assert held_out["mean_loglik"] > oracle["mean_loglik"] - 0.2
+    again = AttentionPointer.from_dict(pointer.to_dict())
+    assert np.allclose(again.choice_probabilities(choices[0]), pointer.choice_probabilities(choices[0]))
+    attention_model = LobModel(model.fields, pointer, model.zero_intelligence)
+    window = windows[2]
+    rollout = run_rollout(
+        make_sampler("relobgen", attention_model),
+        window.orders,
+        time=window.time,
+        horizon=300,
+        levels=10,
+        rng=np.random.default_rng(1),
+    )
+    row = rollout_row(window, rollout, method="relobgen", source="AMZN", replicate=0, levels=10)
+    assert replay_rollout(row).replayable
