@@ -111,6 +111,8 @@ class ReLOBGenSampler:
                 u=float(u[2]),
                 min_size=2 if event == 2 else 1,
                 tick=fields.tick,
+                spread_ticks=state.spread_ticks(tick=fields.tick),
+                imbalance=imbalance(book),
             )
             assert order_id is not None, "the event mask admits a cancel only with an eligible order"
             order = book.orders[order_id]
