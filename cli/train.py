@@ -219,7 +219,13 @@ def lob_command(
         raise OutputDirError(msg)
     day, books = read_day(messages, orderbook)
     model = fit_lob_model(
-        day, books, train_fraction=train_fraction, levels=levels, tick=tick, source=messages.name, pointer=pointer,
+        day,
+        books,
+        train_fraction=train_fraction,
+        levels=levels,
+        tick=tick,
+        source=messages.name,
+        pointer=pointer,
         seed=seed,
     )
     written = model.save(out)

@@ -153,3 +153,68 @@ def bench_replay(messages: Path, orderbook: Path, *, repeats: int = 3) -> dict[s
             "level_mismatches": report.level_mismatches,
         }
     return results
+
+
+def bench_lob_realism(
+    *,
+    messages: Path,
+    orderbook: Path,
+    model_path: Path | None = None,
+    rollouts: int = 100,
+    horizon: int = 500,
+    levels: int = 10,
+    train_fraction: float = 0.6,
+    seed: int = 0,
+    bootstrap: int = 100,
+    plot: Path | None = None,
+) -> dict[str, Any]:
+    """Realism distances of each method's rollouts to the real continuations of the same held-out windows."""
+    from synth.generators.lob.metrics import RolloutView, message_scores, plot_histograms, realism_table
+    from synth.validators.lob.replay import replay_rollout
+
+    model = load_model(model_path)
+    tick = model.fields.tick
+    windows = held_out_windows(messages, orderbook, windows=rollouts, horizon=horizon, train_fraction=train_fraction)
+    real = message_scores((RolloutView(w.messages, w.books, w.initial_row) for w in windows), tick=tick)
+    generated: dict[str, dict[str, np.ndarray]] = {}
+    replayable: dict[str, float] = {}
+    raw_rejection: dict[str, float] = {}
+    for method in ("relobgen", "rejection", "zero-intelligence"):
+        drawn, _ = generate_rollouts(method, model, windows, horizon=horizon, levels=levels, seed=seed)
+        generated[method] = message_scores(
+            (RolloutView(r.messages, r.books, w.initial_row) for r, w in zip(drawn, windows, strict=True)), tick=tick
+        )
+        rows = (rollout_columns(w, r, levels=levels) for r, w in zip(drawn, windows, strict=True))
+        replayable[method] = float(np.mean([replay_rollout(row).replayable for row in rows]))
+        attempts = sum(r.attempts for r in drawn)
+        raw_rejection[method] = sum(sum(r.rejections.values()) for r in drawn) / attempts if attempts else 0.0
+    table = realism_table(real, generated, bootstrap=bootstrap, seed=seed)
+    report = {
+        "benchmark": "lob-realism",
+        "machine": machine(),
+        "settings": {
+            "rollouts": rollouts,
+            "horizon": horizon,
+            "levels": levels,
+            "seed": seed,
+            "bootstrap": bootstrap,
+            "ci": 0.99,
+            "train_fraction": train_fraction,
+            "source": messages.name,
+            "model": str(model_path) if model_path else "shipped default",
+        },
+        "replayable_share": replayable,
+        "raw_rejection_rate": raw_rejection,
+        "real_messages": len(real["spread"]),
+        "methods": table,
+    }
+    if plot is not None:
+        report["plot"] = str(plot_histograms(real, generated, plot))
+    return report
+
+
+def rollout_columns(window: RealWindow, rollout: Rollout, *, levels: int) -> dict[str, Any]:
+    """The dataset row of a rollout, as the replay verifier reads it."""
+    from synth.generators.lob.generator import rollout_row
+
+    return rollout_row(window, rollout, method="bench", source="bench", replicate=0, levels=levels)

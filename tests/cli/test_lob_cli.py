@@ -138,3 +138,19 @@ def test_bench_lob_speed_writes_ratios(tmp_path):
     assert rejection["raw_messages"] > rejection["replayed_messages"] == 300
     assert report["ratios"]["rejection_raw_over_replayed"] == rejection["raw_messages"] / 300
     assert report["replay"]["lenient_with_orderbook"]["level_mismatches"] == 0
+
+
+def test_bench_lob_realism_writes_distances_and_histograms(tmp_path):
+    out = tmp_path / "realism.json"
+    result = invoke("bench", "lob-realism", "--rollouts", "3", "--horizon", "100", "--bootstrap", "5", "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["replayable_share"]["relobgen"] == 1.0
+    assert report["replayable_share"]["zero-intelligence"] == 1.0
+    assert report["real_messages"] == 300
+    for method in ("relobgen", "rejection", "zero-intelligence"):
+        scores = report["methods"][method]["scores"]
+        assert 0.0 <= scores["spread"]["l1"] <= 1.0
+        assert scores["spread"]["l1_ci"][0] <= scores["spread"]["l1_ci"][1]
+        assert report["methods"][method]["summary"]["mean_w1"] >= 0.0
+    assert (tmp_path / "realism.png").read_bytes()[:4] == b"\x89PNG"
