@@ -1,0 +1,837 @@
+"""A compiled (numba) strict replayer: the same checks, book and report as `replay(..., mode="strict")`, faster.
+
+The L3 book lives in flat int64 arrays: one row per order slot (id, side, price, size, FIFO links, level slot), one
+row per price level (queue head and tail, volume, anonymous volume, price), and per side a sorted array of level
+keys (`price` for bids, `−price` for asks, so the best level is the last entry on both sides). Order ids map to
+slots through a typed dict. Every message is checked in the same order as `LimitOrderBook` and `Replayer` check it,
+so the first failing reason is the same, and a refused message changes nothing.
+
+Messages and orderbook rows are converted to numpy arrays outside the compiled loop. Input the arrays cannot hold
+exactly (non-numeric fields, non-integral ids, sizes or prices, values beyond ±2**40 that could overflow int64 level
+sums, ragged rows) is replayed by the Python engine instead, so the report is always the Python engine's.
+"""
+
+from __future__ import annotations
+
+import time as clock
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from synth.generators.lob.book import ReasonCode
+from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
+from synth.generators.lob.replay import ReplayReport, undo_first_message
+
+try:
+    from numba import njit, types
+    from numba.typed import Dict
+
+    NUMBA_AVAILABLE = True
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    NUMBA_AVAILABLE = False
+
+    def njit(*args: Any, **kwargs: Any) -> Any:  # noqa: ARG001
+        """Stand-in decorator so this module imports without numba; `replay_strict_fast` refuses to run."""
+        return lambda function: function
+
+
+CODE_NAMES: tuple[ReasonCode | None, ...] = (
+    None,
+    "unknown_id",
+    "duplicate_id",
+    "bad_id",
+    "side_mismatch",
+    "price_mismatch",
+    "size_exceeds",
+    "size_mismatch",
+    "not_at_best",
+    "not_fifo_head",
+    "crossing_limit",
+    "nonpositive_size",
+    "bad_direction",
+    "time_backwards",
+    "bad_type",
+)
+"""Reason code strings by the small integer the compiled loop returns (0: applied)."""
+
+QUIRK_NAMES = ("initial_anonymous_volume", "pre_window_order", "scrolled_in_volume_added", "scrolled_in_volume_removed")
+
+UNKNOWN_ID = 1
+DUPLICATE_ID = 2
+BAD_ID = 3
+SIDE_MISMATCH = 4
+PRICE_MISMATCH = 5
+SIZE_EXCEEDS = 6
+SIZE_MISMATCH = 7
+NOT_AT_BEST = 8
+NOT_FIFO_HEAD = 9
+CROSSING_LIMIT = 10
+NONPOSITIVE_SIZE = 11
+BAD_DIRECTION = 12
+TIME_BACKWARDS = 13
+BAD_TYPE = 14
+
+# Order slot columns.
+O_ID = 0
+O_SIDE = 1  # 0 bids (direction +1), 1 asks (direction −1)
+O_PRICE = 2
+O_SIZE = 3
+O_PREV = 4
+O_NEXT = 5
+O_LEVEL = 6
+ORDER_FIELDS = 7
+# Level slot columns (a free level slot chains to the next free one through L_HEAD).
+L_HEAD = 0
+L_TAIL = 1
+L_VOLUME = 2
+L_ANONYMOUS = 3
+L_PRICE = 4
+LEVEL_FIELDS = 5
+# Scalars in `meta`.
+M_ORDER_FREE = 0
+M_ORDER_HWM = 1
+M_LEVEL_FREE = 2
+M_LEVEL_HWM = 3
+M_COUNT = 4  # 4: bid levels, 5: ask levels
+M_NEXT_ANONYMOUS = 6
+META_FIELDS = 7
+# Quirk counters: values 0..3, first-touch order 4..7 (0: never touched), next touch number at 8.
+Q_INITIAL = 0
+Q_PRE_WINDOW = 1
+Q_ADDED = 2
+Q_REMOVED = 3
+Q_ORDER = 4
+Q_NEXT = 8
+
+EXACT_LIMIT = 2**40
+"""Sizes, prices and orderbook values must stay within ±EXACT_LIMIT for the compiled engine (no int64 overflow)."""
+
+_INITIAL_CAPACITY = 1024
+
+
+# --------------------------------------------------------------------------------------------------- book arrays
+
+
+@njit(cache=True)
+def _new_book(capacity):  # pragma: no cover - compiled
+    orders = np.zeros((capacity, ORDER_FIELDS), dtype=np.int64)
+    levels = np.zeros((capacity, LEVEL_FIELDS), dtype=np.int64)
+    keys = np.zeros((2, capacity), dtype=np.int64)
+    slots = np.zeros((2, capacity), dtype=np.int64)
+    meta = np.zeros(META_FIELDS, dtype=np.int64)
+    meta[M_ORDER_FREE] = -1
+    meta[M_LEVEL_FREE] = -1
+    meta[M_NEXT_ANONYMOUS] = -1
+    index = Dict.empty(key_type=types.int64, value_type=types.int64)
+    bid_window = Dict.empty(key_type=types.int64, value_type=types.int64)
+    ask_window = Dict.empty(key_type=types.int64, value_type=types.int64)
+    return (orders, levels, keys, slots, meta, index, (bid_window, ask_window))
+
+
+@njit(cache=True)
+def _grow(book):  # pragma: no cover - compiled
+    orders, levels, keys, slots, meta, index, window = book
+    capacity = orders.shape[0] * 2
+    new_orders = np.zeros((capacity, ORDER_FIELDS), dtype=np.int64)
+    new_orders[: orders.shape[0]] = orders
+    new_levels = np.zeros((capacity, LEVEL_FIELDS), dtype=np.int64)
+    new_levels[: levels.shape[0]] = levels
+    new_keys = np.zeros((2, capacity), dtype=np.int64)
+    new_keys[:, : keys.shape[1]] = keys
+    new_slots = np.zeros((2, capacity), dtype=np.int64)
+    new_slots[:, : slots.shape[1]] = slots
+    return (new_orders, new_levels, new_keys, new_slots, meta, index, window)
+
+
+@njit(cache=True)
+def _position(book, s, key):  # pragma: no cover - compiled
+    """First position on side `s` whose key is not below `key`."""
+    keys = book[2]
+    low = 0
+    high = book[4][M_COUNT + s]
+    while low < high:
+        middle = (low + high) >> 1
+        if keys[s, middle] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@njit(cache=True)
+def _level_slot(book, s, price):  # pragma: no cover - compiled
+    """The level slot of `price` on side `s`, or −1."""
+    key = price if s == 0 else -price
+    position = _position(book, s, key)
+    if position < book[4][M_COUNT + s] and book[2][s, position] == key:
+        return book[3][s, position]
+    return -1
+
+
+@njit(cache=True)
+def _volume_at(book, s, price):  # pragma: no cover - compiled
+    level = _level_slot(book, s, price)
+    return book[1][level, L_VOLUME] if level >= 0 else 0
+
+
+@njit(cache=True)
+def _level_at_rank(book, s, rank):  # pragma: no cover - compiled
+    """The level slot `rank` levels from the best on side `s` (0: the best); the caller checks the count."""
+    return book[3][s, book[4][M_COUNT + s] - 1 - rank]
+
+
+@njit(cache=True)
+def _open_level(book, s, price):  # pragma: no cover - compiled
+    levels, keys, slots, meta = book[1], book[2], book[3], book[4]
+    key = price if s == 0 else -price
+    position = _position(book, s, key)
+    count = meta[M_COUNT + s]
+    for i in range(count, position, -1):
+        keys[s, i] = keys[s, i - 1]
+        slots[s, i] = slots[s, i - 1]
+    level = meta[M_LEVEL_FREE]
+    if level >= 0:
+        meta[M_LEVEL_FREE] = levels[level, L_HEAD]
+    else:
+        level = meta[M_LEVEL_HWM]
+        meta[M_LEVEL_HWM] += 1
+    keys[s, position] = key
+    slots[s, position] = level
+    meta[M_COUNT + s] = count + 1
+    levels[level, L_HEAD] = -1
+    levels[level, L_TAIL] = -1
+    levels[level, L_VOLUME] = 0
+    levels[level, L_ANONYMOUS] = 0
+    levels[level, L_PRICE] = price
+    return level
+
+
+@njit(cache=True)
+def _close_level(book, s, level):  # pragma: no cover - compiled
+    levels, keys, slots, meta = book[1], book[2], book[3], book[4]
+    price = levels[level, L_PRICE]
+    position = _position(book, s, price if s == 0 else -price)
+    count = meta[M_COUNT + s] - 1
+    for i in range(position, count):
+        keys[s, i] = keys[s, i + 1]
+        slots[s, i] = slots[s, i + 1]
+    meta[M_COUNT + s] = count
+    levels[level, L_HEAD] = meta[M_LEVEL_FREE]
+    meta[M_LEVEL_FREE] = level
+
+
+@njit(cache=True)
+def _rest(book, order_id, s, price, size, front):  # pragma: no cover - compiled
+    """Rest an order at the front or back of its level's queue (`LimitOrderBook._rest`)."""
+    orders, levels, meta, index = book[0], book[1], book[4], book[5]
+    level = _level_slot(book, s, price)
+    if level < 0:
+        level = _open_level(book, s, price)
+    slot = meta[M_ORDER_FREE]
+    if slot >= 0:
+        meta[M_ORDER_FREE] = orders[slot, O_NEXT]
+    else:
+        slot = meta[M_ORDER_HWM]
+        meta[M_ORDER_HWM] += 1
+    orders[slot, O_ID] = order_id
+    orders[slot, O_SIDE] = s
+    orders[slot, O_PRICE] = price
+    orders[slot, O_SIZE] = size
+    orders[slot, O_LEVEL] = level
+    if front:
+        head = levels[level, L_HEAD]
+        orders[slot, O_PREV] = -1
+        orders[slot, O_NEXT] = head
+        if head >= 0:
+            orders[head, O_PREV] = slot
+        else:
+            levels[level, L_TAIL] = slot
+        levels[level, L_HEAD] = slot
+    else:
+        tail = levels[level, L_TAIL]
+        orders[slot, O_PREV] = tail
+        orders[slot, O_NEXT] = -1
+        if tail >= 0:
+            orders[tail, O_NEXT] = slot
+        else:
+            levels[level, L_HEAD] = slot
+        levels[level, L_TAIL] = slot
+    levels[level, L_VOLUME] += size
+    if order_id < 0:
+        levels[level, L_ANONYMOUS] += size
+    index[order_id] = slot
+
+
+@njit(cache=True)
+def _reduce(book, slot, size):  # pragma: no cover - compiled
+    """Take `size` from an order; an emptied order leaves its queue, an emptied level leaves its side."""
+    orders, levels, meta, index = book[0], book[1], book[4], book[5]
+    level = orders[slot, O_LEVEL]
+    levels[level, L_VOLUME] -= size
+    if orders[slot, O_ID] < 0:
+        levels[level, L_ANONYMOUS] -= size
+    orders[slot, O_SIZE] -= size
+    if orders[slot, O_SIZE] != 0:
+        return
+    previous, following = orders[slot, O_PREV], orders[slot, O_NEXT]
+    if previous >= 0:
+        orders[previous, O_NEXT] = following
+    else:
+        levels[level, L_HEAD] = following
+    if following >= 0:
+        orders[following, O_PREV] = previous
+    else:
+        levels[level, L_TAIL] = previous
+    del index[orders[slot, O_ID]]
+    orders[slot, O_NEXT] = meta[M_ORDER_FREE]
+    meta[M_ORDER_FREE] = slot
+    if levels[level, L_HEAD] < 0:
+        _close_level(book, orders[slot, O_SIDE], level)
+
+
+@njit(cache=True)
+def _add_anonymous(book, s, price, size, front):  # pragma: no cover - compiled
+    meta = book[4]
+    order_id = meta[M_NEXT_ANONYMOUS]
+    meta[M_NEXT_ANONYMOUS] -= 1
+    _rest(book, order_id, s, price, size, front)
+
+
+@njit(cache=True)
+def _trim_level(book, s, price, volume):  # pragma: no cover - compiled
+    """Shrink a level to `volume`: anonymous volume first (queue order), then the newest known orders."""
+    orders, levels = book[0], book[1]
+    level = _level_slot(book, s, price)
+    if level < 0:
+        return 0
+    excess = levels[level, L_VOLUME] - max(volume, 0)
+    if excess <= 0:
+        return 0
+    removed = 0
+    slot = levels[level, L_HEAD]
+    while slot >= 0:
+        following = orders[slot, O_NEXT]
+        if orders[slot, O_ID] < 0:
+            taken = min(excess - removed, orders[slot, O_SIZE])
+            _reduce(book, slot, taken)
+            removed += taken
+            if removed == excess:
+                return removed
+        slot = following
+    slot = levels[level, L_TAIL]
+    while slot >= 0:
+        previous = orders[slot, O_PREV]
+        if orders[slot, O_ID] > 0:
+            taken = min(excess - removed, orders[slot, O_SIZE])
+            _reduce(book, slot, taken)
+            removed += taken
+            if removed == excess:
+                return removed
+        slot = previous
+    return removed
+
+
+# ------------------------------------------------------------------------------------------------------ messages
+
+
+@njit(cache=True)
+def _side_index(direction):  # pragma: no cover - compiled
+    """0 for bids (+1), 1 for asks (−1), −1 for any other direction."""
+    if direction == 1:
+        return 0
+    if direction == -1:
+        return 1
+    return -1
+
+
+@njit(cache=True)
+def _best_price(book, s):  # pragma: no cover - compiled
+    return book[1][_level_at_rank(book, s, 0), L_PRICE]
+
+
+@njit(cache=True)
+def _submit(book, order_id, direction, price, size):  # pragma: no cover - compiled
+    s = _side_index(direction)
+    if s < 0:
+        return BAD_DIRECTION
+    if order_id <= 0:
+        return BAD_ID
+    if order_id in book[5]:
+        return DUPLICATE_ID
+    if size <= 0:
+        return NONPOSITIVE_SIZE
+    other = 1 - s
+    if book[4][M_COUNT + other] > 0:
+        opposite = _best_price(book, other)
+        if (price >= opposite) if s == 0 else (price <= opposite):
+            return CROSSING_LIMIT
+    _rest(book, order_id, s, price, size, False)
+    return 0
+
+
+@njit(cache=True)
+def _consume_anonymous(book, s, price, size, at_best):  # pragma: no cover - compiled
+    """An unknown id takes pre-window volume at its level, oldest (queue order) first."""
+    orders, levels = book[0], book[1]
+    level = _level_slot(book, s, price)
+    available = levels[level, L_ANONYMOUS] if level >= 0 else 0
+    if available == 0:
+        return UNKNOWN_ID
+    if size > available:
+        return SIZE_EXCEEDS
+    if at_best and price != _best_price(book, s):
+        return NOT_AT_BEST
+    slot = levels[level, L_HEAD]
+    while slot >= 0 and size > 0:
+        following = orders[slot, O_NEXT]
+        if orders[slot, O_ID] < 0:
+            taken = min(size, orders[slot, O_SIZE])
+            _reduce(book, slot, taken)
+            size -= taken
+        slot = following
+    return 0
+
+
+@njit(cache=True)
+def _checked(book, order_id, direction, price, size):  # pragma: no cover - compiled
+    """(code, slot) as `LimitOrderBook._checked` decides them."""
+    if order_id <= 0 or order_id not in book[5]:
+        return UNKNOWN_ID, -1
+    slot = book[5][order_id]
+    orders = book[0]
+    if direction != 1 - 2 * orders[slot, O_SIDE]:
+        return SIDE_MISMATCH, -1
+    if price != orders[slot, O_PRICE]:
+        return PRICE_MISMATCH, -1
+    if size <= 0:
+        return NONPOSITIVE_SIZE, -1
+    return 0, slot
+
+
+@njit(cache=True)
+def _apply_known(book, event, order_id, direction, price, size):  # pragma: no cover - compiled
+    code, slot = _checked(book, order_id, direction, price, size)
+    if code:
+        return code
+    orders = book[0]
+    resting = orders[slot, O_SIZE]
+    if event == 2:
+        if size >= resting:
+            return SIZE_EXCEEDS
+        _reduce(book, slot, size)
+        return 0
+    if size > resting:
+        return SIZE_EXCEEDS
+    if event == 3:
+        if size != resting:
+            return SIZE_MISMATCH
+        _reduce(book, slot, resting)
+        return 0
+    s = orders[slot, O_SIDE]
+    if price != _best_price(book, s):
+        return NOT_AT_BEST
+    if book[1][orders[slot, O_LEVEL], L_HEAD] != slot:
+        return NOT_FIFO_HEAD
+    _reduce(book, slot, size)
+    return 0
+
+
+@njit(cache=True)
+def _apply_reference(book, event, order_id, direction, price, size, quirks):  # pragma: no cover - compiled
+    """Cancel, delete or execute: a known order, or pre-window volume for an id the book never held."""
+    s = _side_index(direction)
+    allowance = 0
+    if s >= 0 and order_id not in book[5]:
+        allowance = book[6][s].get(price, 0)
+    if size > 0 and allowance >= size:
+        code = _consume_anonymous(book, s, price, size, event == 4)
+        if code:
+            return code
+        book[6][s][price] = allowance - size
+        _count_quirk(quirks, Q_PRE_WINDOW, 1)
+        return 0
+    return _apply_known(book, event, order_id, direction, price, size)
+
+
+@njit(cache=True)
+def _step(book, event, order_id, size, price, direction, quirks):  # pragma: no cover - compiled
+    if event == 1:
+        return _submit(book, order_id, direction, price, size)
+    if event == 2 or event == 3 or event == 4:
+        return _apply_reference(book, event, order_id, direction, price, size, quirks)
+    if event == 5 or event == 6 or event == 7:
+        return 0
+    return BAD_TYPE
+
+
+# ----------------------------------------------------------------------------------------------- orderbook rows
+
+
+@njit(cache=True)
+def _count_quirk(quirks, which, amount):  # pragma: no cover - compiled
+    if quirks[Q_ORDER + which] == 0:
+        quirks[Q_NEXT] += 1
+        quirks[Q_ORDER + which] = quirks[Q_NEXT]
+    quirks[which] += amount
+
+
+@njit(cache=True)
+def _seed(book, row, quirks):  # pragma: no cover - compiled
+    """`Replayer.seed_pre_window`: anonymous volume up to the row's levels, each an allowance for unknown ids."""
+    added = 0
+    for index in range(0, row.shape[0], 4):
+        for s in range(1, -1, -1):
+            price, size = row[index + 2 - 2 * s], row[index + 3 - 2 * s]
+            if price == (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE) or size <= 0:
+                continue
+            missing = size - _volume_at(book, s, price)
+            if missing > 0:
+                _add_anonymous(book, s, price, missing, True)
+                added += missing
+    _count_quirk(quirks, Q_INITIAL, added)
+    for index in range(0, row.shape[0], 4):
+        for s in range(1, -1, -1):
+            price, size = row[index + 2 - 2 * s], row[index + 3 - 2 * s]
+            if price != (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE) and size > 0:
+                book[6][s][price] = book[6][s].get(price, 0) + size
+
+
+@njit(cache=True)
+def _collect_shown(current, s, boundary, shown):  # pragma: no cover - compiled
+    """Prices beyond `boundary` that `current` shows on side `s`, in first-seen order, last size winning."""
+    empty = EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE
+    count = 0
+    for index in range(2 - 2 * s, current.shape[0], 4):
+        price = current[index]
+        if price == empty or ((price <= boundary) if s == 1 else (price >= boundary)):
+            continue
+        seen = -1
+        for j in range(count):
+            if shown[0, j] == price:
+                seen = j
+        if seen < 0:
+            seen = count
+            shown[0, count] = price
+            count += 1
+        shown[1, seen] = current[index + 1]
+    return count
+
+
+@njit(cache=True)
+def _sync_shown(book, s, shown, count, quirks):  # pragma: no cover - compiled
+    for j in range(count):
+        price, size = shown[0, j], shown[1, j]
+        missing = size - _volume_at(book, s, price)
+        if missing > 0:
+            _add_anonymous(book, s, price, missing, False)
+            book[6][s][price] = book[6][s].get(price, 0) + missing
+            _count_quirk(quirks, Q_ADDED, missing)
+        elif missing < 0:
+            _count_quirk(quirks, Q_REMOVED, _trim_level(book, s, price, size))
+
+
+@njit(cache=True)
+def _drop_stale(book, s, boundary, shown, count, depth, quirks):  # pragma: no cover - compiled
+    """Empty levels beyond `boundary` that the row does not show, until `depth` levels from the best are kept."""
+    kept = 0
+    position = book[4][M_COUNT + s] - 1
+    while kept < depth and position >= 0:
+        level = book[3][s, position]
+        price = book[1][level, L_PRICE]
+        stale = (price > boundary) if s == 1 else (price < boundary)
+        for j in range(count):
+            if shown[0, j] == price:
+                stale = False
+        if stale:
+            _count_quirk(quirks, Q_REMOVED, _trim_level(book, s, price, 0))
+        else:
+            kept += 1
+        position -= 1
+
+
+@njit(cache=True)
+def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cover - compiled
+    """`Replayer.sync_beyond_view`: asks, then bids."""
+    depth = current.shape[0] // 4
+    for s in range(1, -1, -1):
+        boundary = previous[4 * (depth - 1) + 2 - 2 * s]
+        if boundary == (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE):
+            continue
+        count = _collect_shown(current, s, boundary, shown)
+        _sync_shown(book, s, shown, count, quirks)
+        _drop_stale(book, s, boundary, shown, count, depth, quirks)
+
+
+@njit(cache=True)
+def _level_pair(book, s, rank):  # pragma: no cover - compiled
+    """(price, volume) of the level `rank` from the best on side `s`, or LOBSTER's padding."""
+    if rank < book[4][M_COUNT + s]:
+        level = _level_at_rank(book, s, rank)
+        return book[1][level, L_PRICE], book[1][level, L_VOLUME]
+    return (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE), 0
+
+
+@njit(cache=True)
+def _mismatched_levels(book, expected):  # pragma: no cover - compiled
+    """How many (price, size) pairs of `expected` the book's snapshot differs in."""
+    mismatches = 0
+    for rank in range(expected.shape[0] // 4):
+        for s in range(1, -1, -1):
+            price, volume = _level_pair(book, s, rank)
+            offset = 4 * rank + 2 * (1 - s)
+            if expected[offset] != price or expected[offset + 1] != volume:
+                mismatches += 1
+    return mismatches
+
+
+@njit(cache=True)
+def _snapshot_into(book, out):  # pragma: no cover - compiled
+    for rank in range(out.shape[0] // 4):
+        for s in range(1, -1, -1):
+            price, volume = _level_pair(book, s, rank)
+            out[4 * rank + 2 * (1 - s)] = price
+            out[4 * rank + 2 * (1 - s) + 1] = volume
+
+
+# ---------------------------------------------------------------------------------------------------- main loop
+
+
+@njit(cache=True)
+def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record):  # pragma: no cover - compiled
+    """Replay every message; returns codes, mismatch stats, quirk counters, recorded and final snapshots."""
+    count = times.shape[0]
+    width = rows.shape[1]
+    need = 2 + width // 2
+    book = _new_book(_INITIAL_CAPACITY + 2 * width)
+    codes = np.zeros(count, dtype=np.int8)
+    stats = np.zeros(3, dtype=np.int64)  # row mismatches, level mismatches, first mismatching row (1-based)
+    quirks = np.zeros(Q_NEXT + 1, dtype=np.int64)
+    shown = np.zeros((2, width), dtype=np.int64)
+    snapshots = np.zeros((count if record else 0, 4 * snapshot_levels), dtype=np.int64)
+    if has_rows:
+        _seed(book, seed, quirks)
+    last_time = -np.inf
+    for i in range(count):
+        if book[4][M_ORDER_HWM] + need > book[0].shape[0]:
+            book = _grow(book)
+        if not times[i] >= last_time:
+            code = TIME_BACKWARDS
+        else:
+            code = _step(book, fields[0, i], fields[1, i], fields[2, i], fields[3, i], fields[4, i], quirks)
+            if code == 0:
+                last_time = times[i]
+        codes[i] = code
+        if has_rows:
+            _sync_beyond_view(book, seed if i == 0 else rows[i - 1], rows[i], shown, quirks)
+            mismatches = _mismatched_levels(book, rows[i])
+            if mismatches:
+                if stats[0] == 0:
+                    stats[2] = i + 1
+                stats[0] += 1
+                stats[1] += mismatches
+        if record:
+            _snapshot_into(book, snapshots[i])
+    final = np.zeros(4 * snapshot_levels, dtype=np.int64)
+    _snapshot_into(book, final)
+    return codes, stats, quirks, snapshots, final
+
+
+# ------------------------------------------------------------------------------------------------ conversion
+
+
+def _exact_int64(column: np.ndarray, limit: int) -> np.ndarray | None:
+    """`column` as int64 when every value is an integer within ±limit, else None."""
+    kind = column.dtype.kind
+    if kind not in "biuf" or column.ndim != 1:
+        return None
+    if kind == "b" or not column.size:
+        return column.astype(np.int64)
+    if kind == "f" and not (np.isfinite(column).all() and (column == np.trunc(column)).all()):
+        return None
+    if column.max() > limit or column.min() < -limit:
+        return None
+    return column.astype(np.int64)
+
+
+def _message_arrays(messages: Sequence[LobsterMessage]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(times float64 (n,), fields int64 (5, n): type, id, size, price, direction), or None if not exact."""
+    try:
+        columns = list(zip(*messages, strict=True))
+    except (TypeError, ValueError):
+        return None
+    if len(columns) != len(LobsterMessage._fields):
+        return None
+    times = np.array(columns[0])
+    if times.dtype.kind not in "biuf" or times.ndim != 1:
+        return None
+    if times.dtype.kind in "iu" and times.size and (times.max() > 2**53 or times.min() < -(2**53)):
+        return None  # Python compares such integers with float times exactly
+    limits = (2**62, 2**62, EXACT_LIMIT, EXACT_LIMIT, 2**62)
+    fields = []
+    for column, limit in zip(columns[1:], limits, strict=True):
+        converted = _exact_int64(np.array(column), limit)
+        if converted is None:
+            return None
+        fields.append(converted)
+    return times.astype(np.float64), np.stack(fields)
+
+
+def _row_arrays(orderbook: Sequence[OrderbookRow], seed: OrderbookRow) -> tuple[np.ndarray, np.ndarray] | None:
+    """(rows int64 (n, 4L), seed int64 (4L,)), or None if not exact or not 4L values per row."""
+    try:
+        rows = np.array(orderbook)
+        first = np.array(seed)
+    except (TypeError, ValueError):
+        return None
+    if rows.ndim != 2 or rows.shape[1] == 0 or rows.shape[1] % 4 or first.shape != (rows.shape[1],):
+        return None
+    converted = _exact_int64(rows.reshape(-1), EXACT_LIMIT)
+    converted_seed = _exact_int64(first, EXACT_LIMIT)
+    if converted is None or converted_seed is None:
+        return None
+    return np.ascontiguousarray(converted.reshape(rows.shape)), converted_seed
+
+
+def _require_numba() -> None:
+    if not NUMBA_AVAILABLE:
+        msg = "the numba replay engine needs numba: pip install numba"
+        raise ImportError(msg)
+
+
+def _run(
+    messages: Sequence[LobsterMessage], orderbook: Sequence[OrderbookRow] | None, snapshot_levels: int, record: bool
+) -> tuple[ReplayReport, np.ndarray, np.ndarray] | None:
+    """Convert and replay; None when the input cannot be held exactly in int64 arrays."""
+    start = clock.perf_counter()
+    converted = _message_arrays(messages) if messages else (np.zeros(0), np.zeros((5, 0), dtype=np.int64))
+    if converted is None:
+        return None
+    times, fields = converted
+    rows, seed = np.zeros((0, 4), dtype=np.int64), np.zeros(4, dtype=np.int64)
+    if orderbook is not None and messages:
+        arrays = _row_arrays(orderbook, undo_first_message(orderbook[0], messages[0]))
+        if arrays is None:
+            return None
+        rows, seed = arrays
+    codes, stats, quirks, snapshots, final = _replay_loop(
+        times, fields, rows, seed, orderbook is not None and bool(messages), snapshot_levels, record
+    )
+    report = _report(codes, stats, quirks, rows_compared=len(rows), levels=rows.shape[1] // 4 if len(rows) else 0)
+    report.seconds = clock.perf_counter() - start
+    return report, snapshots, final
+
+
+def _report(
+    codes: np.ndarray, stats: np.ndarray, quirks: np.ndarray, *, rows_compared: int, levels: int
+) -> ReplayReport:
+    """The Python engine's report from the loop's arrays, counters keyed in the same first-seen order."""
+    names = CODE_NAMES
+    report = ReplayReport(mode="strict", messages=len(codes))
+    report.codes = [names[code] for code in codes.tolist()]
+    tally = np.bincount(codes, minlength=len(names))
+    refused = [int(code) for code in np.flatnonzero(tally[1:]) + 1]
+    refused.sort(key=lambda code: int(np.argmax(codes == code)))
+    report.violations = Counter({names[code]: int(tally[code]) for code in refused})
+    report.applied = report.messages - report.violation_count
+    if rows_compared:
+        report.rows_compared = rows_compared
+        report.levels_compared = rows_compared * levels * 2
+        report.row_mismatches, report.level_mismatches = int(stats[0]), int(stats[1])
+        report.first_mismatch_row = int(stats[2]) if stats[0] else None
+    touched = sorted((int(quirks[Q_ORDER + k]), k) for k in range(len(QUIRK_NAMES)) if quirks[Q_ORDER + k])
+    report.quirks = Counter({QUIRK_NAMES[k]: int(quirks[k]) for _, k in touched})
+    return report
+
+
+# --------------------------------------------------------------------------------------------------- public API
+
+
+def replay_strict_fast(
+    messages: Sequence[LobsterMessage], *, orderbook: Sequence[OrderbookRow] | None = None
+) -> ReplayReport:
+    """The compiled equivalent of `replay(messages, orderbook=orderbook, mode="strict")`.
+
+    Args:
+        messages: LOBSTER messages (any sequence of 6-field rows).
+        orderbook: LOBSTER orderbook rows, row k the book after message k; seeds and checks the book as in `replay`.
+
+    Returns:
+        The same report as the Python engine; `seconds` covers the array conversion and the compiled loop.
+
+    Raises:
+        ImportError: numba is not installed.
+        ValueError: `orderbook` and `messages` differ in length.
+
+    Example:
+        >>> from synth.generators.lob import SAMPLE_DIR, read_messages, read_orderbook
+        >>> stem = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"
+        >>> messages, rows = read_messages(f"{stem}_message_10.csv"), read_orderbook(f"{stem}_orderbook_10.csv")
+        >>> replay_strict_fast(messages, orderbook=rows).violation_count
+        0
+    """
+    report, _ = replay_strict_fast_with_rows(messages, orderbook=orderbook, levels=0)
+    return report
+
+
+def replay_strict_fast_with_rows(
+    messages: Sequence[LobsterMessage],
+    *,
+    orderbook: Sequence[OrderbookRow] | None = None,
+    levels: int = 10,
+    every_message: bool = False,
+) -> tuple[ReplayReport, np.ndarray]:
+    """`replay_strict_fast` that also returns the book as LOBSTER rows of `levels` levels.
+
+    Args:
+        levels: depth of the returned rows.
+        every_message: return one row after every message (shape (n, 4·levels)) instead of the final row only
+            (shape (4·levels,)).
+    """
+    _require_numba()
+    if orderbook is not None and len(orderbook) != len(messages):
+        msg = f"`orderbook` has {len(orderbook)} rows for {len(messages)} messages; they must match row for row"
+        raise ValueError(msg)
+    if levels < 0:
+        msg = f"`levels` must be non-negative, got {levels}"
+        raise ValueError(msg)
+    result = _run(messages, orderbook, levels, every_message)
+    if result is None:
+        return _python_with_rows(messages, orderbook, levels, every_message)
+    report, snapshots, final = result
+    return report, snapshots if every_message else final
+
+
+def _python_with_rows(
+    messages: Sequence[LobsterMessage], orderbook: Sequence[OrderbookRow] | None, levels: int, every_message: bool
+) -> tuple[ReplayReport, np.ndarray]:
+    """The Python engine, for input the arrays cannot hold exactly."""
+    from synth.generators.lob.replay import replay
+
+    rows: list[tuple[int, ...]] = []
+    final: list[Any] = [()]
+
+    def after(_: int, book: Any) -> None:
+        final[0] = book.snapshot(levels)
+        if every_message:
+            rows.append(final[0])
+
+    report = replay(messages, orderbook=orderbook, mode="strict", after_message=after)
+    if not messages:
+        from synth.generators.lob.book import LimitOrderBook
+
+        final[0] = LimitOrderBook().snapshot(levels)
+    if every_message:
+        return report, np.array(rows, dtype=object).reshape(len(messages), 4 * levels)
+    return report, np.array(final[0], dtype=object)
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's cache) the replay loop on a tiny stream; returns the seconds it took."""
+    _require_numba()
+    start = clock.perf_counter()
+    stream = [LobsterMessage(1.0, 1, 1, 10, 100, 1), LobsterMessage(2.0, 3, 1, 10, 100, 1)]
+    rows = [(EMPTY_ASK_PRICE, 0, 100, 10), (EMPTY_ASK_PRICE, 0, EMPTY_BID_PRICE, 0)]
+    replay_strict_fast_with_rows(stream, orderbook=rows, levels=1, every_message=True)
+    return clock.perf_counter() - start
