@@ -3,6 +3,11 @@
 Both learned methods draw from the same fitted field model, on the same held-out windows with the same seeds, in
 the same process; the time of a rollout includes everything a caller pays (sampling, the strict replay check of
 each draw, the book snapshot after each accepted message). Per replayed message = wall time / accepted messages.
+
+The shipped field model is count tables, so a sampled position costs microseconds and Python overhead shared by
+both methods dominates the wall time. `draws_per_replayed_message` counts the model positions each method sampled
+(event and field heads, the pointer; refused attempts included): with a neural field model such as LOBS5's, where
+each position is a forward pass, the cost per replayed message follows this count.
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ def _speed_of(
         best = min(best, seconds)
     accepted = sum(len(r.messages) for r in rollouts)
     attempts = sum(r.attempts for r in rollouts)
+    draws = sum(r.draws for r in rollouts)
     rejections: Counter[str] = Counter()
     for rollout in rollouts:
         rejections.update(rollout.rejections)
@@ -83,6 +89,8 @@ def _speed_of(
         "raw_messages": attempts,
         "raw_rejection_rate": sum(rejections.values()) / attempts if attempts else 0.0,
         "rejections_by_reason": dict(sorted(rejections.items())),
+        "draws": draws,
+        "draws_per_replayed_message": draws / accepted if accepted else None,
         "best_seconds": best,
         "us_per_replayed_message": best / accepted * 1e6 if accepted else None,
     }
@@ -125,6 +133,9 @@ def bench_lob_speed(
                 rejection["us_per_replayed_message"] / relobgen["us_per_replayed_message"]
             ),
             "rejection_raw_over_replayed": rejection["raw_messages"] / rejection["replayed_messages"],
+            "rejection_over_relobgen_draws_per_replayed_message": (
+                rejection["draws_per_replayed_message"] / relobgen["draws_per_replayed_message"]
+            ),
         },
         "relobgen_replayable": relobgen["raw_rejection_rate"] == 0.0,
         "replay": bench_replay(messages, orderbook, repeats=repeats),

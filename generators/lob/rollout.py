@@ -24,18 +24,21 @@ class Sampler(Protocol):
 
     attempts: int
     rejections: Counter[str]
+    draws: int
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None: ...
 
 
 @dataclass(frozen=True)
 class Rollout:
-    """Generated messages, the book (top `levels`) after each, and what it cost: draws and refusals by reason."""
+    """Generated messages, the book (top `levels`) after each, and what it cost: attempts, refusals by reason, and
+    model positions (or random variates) sampled."""
 
     messages: tuple[LobsterMessage, ...]
     books: tuple[OrderbookRow, ...]
     attempts: int
     rejections: Counter[str]
+    draws: int = 0
 
 
 def make_sampler(method: Method, model: LobModel, *, max_attempts: int = 1000) -> Sampler:
@@ -70,4 +73,4 @@ def run_rollout(
             break
         messages.append(message)
         books.append(snapshot(levels))
-    return Rollout(tuple(messages), tuple(books), sampler.attempts, Counter(sampler.rejections))
+    return Rollout(tuple(messages), tuple(books), sampler.attempts, Counter(sampler.rejections), sampler.draws)

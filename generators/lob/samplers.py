@@ -61,6 +61,8 @@ class ReLOBGenSampler:
     model: LobModel
     attempts: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
+    draws: int = 0
+    """Model positions sampled (event head, field heads, pointer); a forced field costs none."""
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:
         """Apply and return the next message (a refusal would be a construction bug, counted and raised)."""
@@ -79,9 +81,11 @@ class ReLOBGenSampler:
                 probabilities[event_index(2, side)] = 0.0
         event, side = EVENTS[_draw(probabilities, float(u[0]))]
         time = round(state.time + fields.delay[event].sample(float(u[1])), 9)
+        self.draws += 2  # event head, delay
         if event == 1:
             price = _limit_price(state, fields, side=side, offset_u=float(u[2]), masked=True)
             size = fields.size[1].sample(float(u[3])) or 1
+            self.draws += 2
             message = LobsterMessage(time, 1, state.take_id(), size, price, side)
         else:
             message = self._reference_message(state, event=event, side=side, time=time, u=u)
@@ -116,15 +120,19 @@ class ReLOBGenSampler:
             )
             assert order_id is not None, "the event mask admits a cancel only with an eligible order"
             order = book.orders[order_id]
+            self.draws += 1  # the pointer
         remaining = order.size
         if event == 3:
             size = remaining
         elif event == 2:
             size = fields.size[2].sample(float(u[3]), at_most=remaining - 1) or 1
+            self.draws += 1
         elif remaining == 1 or u[4] < fields.full[4]:
             size = remaining
+            self.draws += remaining > 1  # the full-fill head
         else:
             size = fields.size[4].sample(float(u[3]), at_most=remaining - 1) or 1
+            self.draws += 2
         return LobsterMessage(time, event, order.order_id, size, order.price, side)
 
 
@@ -136,6 +144,8 @@ class RejectionSampler:
     max_attempts: int = 1000
     attempts: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
+    draws: int = 0
+    """Model positions sampled over all attempts, refused ones included."""
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:
         """Apply and return the next accepted message; None after `max_attempts` refusals in a row."""
@@ -158,9 +168,11 @@ class RejectionSampler:
         probabilities = fields.event_probabilities(context_index(state.spread_ticks(tick=tick), imbalance(book)))
         event, side = EVENTS[_draw(probabilities, float(u[0]))]
         time = round(state.time + fields.delay[event].sample(float(u[1])), 9)
+        self.draws += 2  # event head, delay
         if event == 1:
             price = _limit_price(state, fields, side=side, offset_u=float(u[2]), masked=False)
             size = fields.size[1].sample(float(u[3])) or 1
+            self.draws += 2
             return LobsterMessage(time, 1, state.next_id, size, price, side)
         same = book.best_price(side)
         if same is None:
@@ -171,6 +183,7 @@ class RejectionSampler:
         age = fields.reference_age.sample(float(u[4]))
         full = u[5] < fields.full[event]
         size = reference_size if full else fields.size[event].sample(float(u[6])) or 1
+        self.draws += 4 if full else 5  # reference price, size and age, the full-size head, the size
         order_id = _match_reference(state, side=side, price=price, original_size=reference_size, submitted=time - age)
         if order_id is None:
             return None

@@ -72,6 +72,8 @@ class ZeroIntelligenceSampler:
     parameters: ZIParameters
     attempts: int = 0
     rejections: Counter[str] = field(default_factory=Counter)
+    draws: int = 0
+    """Random variates drawn (a market order's walk along the queue draws none)."""
     _market: tuple[int, int] | None = None  # (resting side, shares left) of a market order being walked
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:
@@ -99,6 +101,7 @@ class ZeroIntelligenceSampler:
         time = round(state.time + float(rng.exponential(1.0 / total)), 9)
         pick = rng.random() * total
         side = BUY if rng.random() < 0.5 else SELL
+        self.draws += 4  # the time, the event, the side, and the price, size or order below
         if pick < p.limit_rate:
             return self._limit(state, rng, side=side, time=time)
         if pick < p.limit_rate + p.market_rate:
@@ -118,6 +121,7 @@ class ZeroIntelligenceSampler:
         distance = 1 + int(rng.random() * p.window_ticks)
         price = max(opposite - side * distance * p.tick, p.tick)
         size = p.limit_size.sample(float(rng.random())) or 1
+        self.draws += 1
         return LobsterMessage(time, 1, state.take_id(), int(size), int(price), side)
 
     def _walk(self, state: MarketState) -> LobsterMessage | None:
