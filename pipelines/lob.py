@@ -22,7 +22,7 @@ def orderbook_for(messages: Path) -> Path:
 class LobConfig(StrictModel):
     """Generator settings of the LOB rollouts."""
 
-    method: str = Field("relobgen", description="relobgen, rejection (LOBS5-style baseline) or zero-intelligence")
+    method: str = Field("relobgen", description="relobgen; rejection or correction (LOBS5-style); zero-intelligence")
     messages: str | None = Field(None, description="LOBSTER message file; null = the shipped AMZN day (level 1)")
     orderbook: str | None = Field(None, description="its orderbook file; null = named after the message file")
     model: str | None = Field(None, description="model from `synth train lob`; null = the shipped AMZN model")
@@ -57,7 +57,7 @@ def build_generator(config: LobConfig) -> Generator:
             raise InputError(msg)
     generator = LobRolloutGenerator(
         name=config.method,
-        version="1",
+        version="2",
         method=config.method,  # type: ignore[arg-type]
         messages_path=messages,
         orderbook_path=orderbook,

@@ -27,7 +27,7 @@ from synth.generators.lob.generator import cached_windows, read_day, window_star
 from synth.generators.lob.history import RealWindow
 from synth.generators.lob.model import LobModel, load_model
 from synth.generators.lob.replay import replay
-from synth.generators.lob.rollout import Method, Rollout, make_sampler, run_rollout
+from synth.generators.lob.rollout import METHODS, Method, Rollout, make_sampler, run_rollout
 
 
 def machine() -> dict[str, Any]:
@@ -81,14 +81,18 @@ def _speed_of(
     attempts = sum(r.attempts for r in rollouts)
     draws = sum(r.draws for r in rollouts)
     rejections: Counter[str] = Counter()
+    corrections: Counter[str] = Counter()
     for rollout in rollouts:
         rejections.update(rollout.rejections)
+        corrections.update(rollout.corrections)
     return {
         "rollouts": len(rollouts),
         "replayed_messages": accepted,
         "raw_messages": attempts,
         "raw_rejection_rate": sum(rejections.values()) / attempts if attempts else 0.0,
         "rejections_by_reason": dict(sorted(rejections.items())),
+        "corrections_by_kind": dict(sorted(corrections.items())),
+        "corrected_share": sum(corrections.values()) / accepted if accepted else 0.0,
         "draws": draws,
         "draws_per_replayed_message": draws / accepted if accepted else None,
         "best_seconds": best,
@@ -112,9 +116,9 @@ def bench_lob_speed(
     model = load_model(model_path)
     windows = held_out_windows(messages, orderbook, windows=rollouts, horizon=horizon, train_fraction=train_fraction)
     methods: dict[str, Any] = {}
-    for method in ("relobgen", "rejection", "zero-intelligence"):
+    for method in METHODS:
         methods[method] = _speed_of(method, model, windows, horizon=horizon, levels=levels, seed=seed, repeats=repeats)
-    relobgen, rejection = methods["relobgen"], methods["rejection"]
+    relobgen, rejection, correction = methods["relobgen"], methods["rejection"], methods["correction"]
     return {
         "benchmark": "lob-speed",
         "machine": machine(),
@@ -135,6 +139,12 @@ def bench_lob_speed(
             "rejection_raw_over_replayed": rejection["raw_messages"] / rejection["replayed_messages"],
             "rejection_over_relobgen_draws_per_replayed_message": (
                 rejection["draws_per_replayed_message"] / relobgen["draws_per_replayed_message"]
+            ),
+            "correction_over_relobgen_per_replayed_message": (
+                correction["us_per_replayed_message"] / relobgen["us_per_replayed_message"]
+            ),
+            "correction_over_relobgen_draws_per_replayed_message": (
+                correction["draws_per_replayed_message"] / relobgen["draws_per_replayed_message"]
             ),
         },
         "relobgen_replayable": relobgen["raw_rejection_rate"] == 0.0,
@@ -190,7 +200,8 @@ def bench_lob_realism(
     generated: dict[str, dict[str, np.ndarray]] = {}
     replayable: dict[str, float] = {}
     raw_rejection: dict[str, float] = {}
-    for method in ("relobgen", "rejection", "zero-intelligence"):
+    corrected: dict[str, float] = {}
+    for method in METHODS:
         drawn, _ = generate_rollouts(method, model, windows, horizon=horizon, levels=levels, seed=seed)
         generated[method] = message_scores(
             (RolloutView(r.messages, r.books, w.initial_row) for r, w in zip(drawn, windows, strict=True)), tick=tick
@@ -199,6 +210,8 @@ def bench_lob_realism(
         replayable[method] = float(np.mean([replay_rollout(row).replayable for row in rows]))
         attempts = sum(r.attempts for r in drawn)
         raw_rejection[method] = sum(sum(r.rejections.values()) for r in drawn) / attempts if attempts else 0.0
+        replayed = sum(len(r.messages) for r in drawn)
+        corrected[method] = sum(sum(r.corrections.values()) for r in drawn) / replayed if replayed else 0.0
     table = realism_table(real, generated, bootstrap=bootstrap, seed=seed)
     report = {
         "benchmark": "lob-realism",
@@ -216,6 +229,7 @@ def bench_lob_realism(
         },
         "replayable_share": replayable,
         "raw_rejection_rate": raw_rejection,
+        "corrected_share": corrected,
         "real_messages": len(real["spread"]),
         "methods": table,
     }

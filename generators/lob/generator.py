@@ -2,7 +2,8 @@
 
 A row is self-contained so the replay verifier needs nothing else: the resting orders at the window start (ids,
 sides, prices, sizes in queue order, submission times), the generated messages as parallel list columns, the
-book (top `levels`, LOBSTER layout) after each message, and the sampler's cost (draws and refusals by reason).
+book (top `levels`, LOBSTER layout) after each message, and the sampler's cost
+(attempts, refusals by reason, model positions sampled, repairs by kind).
 Windows start in the part of the day the model was not fit on (after `train_fraction`).
 """
 
@@ -58,6 +59,9 @@ LOB_SCHEMA = pa.schema(
         ("attempts", pa.int64()),
         ("rejections", pa.int64()),
         ("rejection_reasons", pa.list_(pa.struct([("reason", pa.string()), ("count", pa.int64())]))),
+        ("draws", pa.int64()),
+        ("corrections", pa.int64()),
+        ("correction_kinds", pa.list_(pa.struct([("kind", pa.string()), ("count", pa.int64())]))),
     ]
 )
 
@@ -117,6 +121,9 @@ def rollout_row(
         "attempts": rollout.attempts,
         "rejections": sum(rollout.rejections.values()),
         "rejection_reasons": [{"reason": r, "count": c} for r, c in sorted(rollout.rejections.items())],
+        "draws": rollout.draws,
+        "corrections": sum(rollout.corrections.values()),
+        "correction_kinds": [{"kind": k, "count": c} for k, c in sorted(rollout.corrections.items())],
     }
     return row
 

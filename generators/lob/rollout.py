@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
 
+from synth.generators.lob.correction import CorrectionSampler
 from synth.generators.lob.lobster import LobsterMessage, OrderbookRow
 from synth.generators.lob.model import LobModel
 from synth.generators.lob.samplers import RejectionSampler, ReLOBGenSampler
 from synth.generators.lob.state import InitialOrder, MarketState
 from synth.generators.lob.zero_intelligence import ZeroIntelligenceSampler
 
-Method = Literal["relobgen", "rejection", "zero-intelligence"]
-METHODS: tuple[Method, ...] = ("relobgen", "rejection", "zero-intelligence")
+Method = Literal["relobgen", "rejection", "correction", "zero-intelligence"]
+METHODS: tuple[Method, ...] = ("relobgen", "rejection", "correction", "zero-intelligence")
 
 
 class Sampler(Protocol):
@@ -25,6 +26,7 @@ class Sampler(Protocol):
     attempts: int
     rejections: Counter[str]
     draws: int
+    corrections: Counter[str]
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None: ...
 
@@ -39,6 +41,7 @@ class Rollout:
     attempts: int
     rejections: Counter[str]
     draws: int = 0
+    corrections: Counter[str] = field(default_factory=Counter)
 
 
 def make_sampler(method: Method, model: LobModel, *, max_attempts: int = 1000) -> Sampler:
@@ -47,6 +50,8 @@ def make_sampler(method: Method, model: LobModel, *, max_attempts: int = 1000) -
         return ReLOBGenSampler(model)
     if method == "rejection":
         return RejectionSampler(model, max_attempts=max_attempts)
+    if method == "correction":
+        return CorrectionSampler(model, max_attempts=max_attempts)
     if method == "zero-intelligence":
         return ZeroIntelligenceSampler(model.zero_intelligence)
     msg = f"unknown LOB method {method!r}; choose from {list(METHODS)}"
@@ -73,4 +78,11 @@ def run_rollout(
             break
         messages.append(message)
         books.append(snapshot(levels))
-    return Rollout(tuple(messages), tuple(books), sampler.attempts, Counter(sampler.rejections), sampler.draws)
+    return Rollout(
+        tuple(messages),
+        tuple(books),
+        sampler.attempts,
+        Counter(sampler.rejections),
+        sampler.draws,
+        Counter(sampler.corrections),
+    )

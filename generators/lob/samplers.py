@@ -11,8 +11,12 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,9 +32,10 @@ ANCHOR_TICKS = 10
 """With its own side empty, a new order is priced from this many ticks behind the opposite best."""
 
 
-def _draw(probabilities: np.ndarray, u: float) -> int:
-    cumulative = np.cumsum(probabilities)
-    return min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(probabilities) - 1)
+def _draw(probabilities: Sequence[float], u: float) -> int:
+    """The index drawn with uniform `u` from unnormalised `probabilities` (plain Python: they are few)."""
+    cumulative = list(accumulate(probabilities))
+    return min(bisect_right(cumulative, u * cumulative[-1]), len(cumulative) - 1)
 
 
 def _limit_price(state: MarketState, fields: FieldModel, *, side: int, offset_u: float, masked: bool) -> int:
@@ -63,6 +68,8 @@ class ReLOBGenSampler:
     rejections: Counter[str] = field(default_factory=Counter)
     draws: int = 0
     """Model positions sampled (event head, field heads, pointer); a forced field costs none."""
+    corrections: Counter[str] = field(default_factory=Counter)
+    """Always empty: nothing is repaired after the fact."""
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:
         """Apply and return the next message (a refusal would be a construction bug, counted and raised)."""
@@ -70,8 +77,8 @@ class ReLOBGenSampler:
         book, tick, levels = state.book, fields.tick, pointer.levels
         self.attempts += 1
         u = rng.random(6)
-        probabilities = fields.event_probabilities(context_index(state.spread_ticks(tick=tick), imbalance(book)))
-        probabilities = probabilities.copy()
+        context = context_index(state.spread_ticks(tick=tick), imbalance(book))
+        probabilities = fields.event_probabilities(context).tolist()
         for side in (BUY, SELL):
             top = state.top_prices(side, levels)
             if not top:
@@ -146,6 +153,8 @@ class RejectionSampler:
     rejections: Counter[str] = field(default_factory=Counter)
     draws: int = 0
     """Model positions sampled over all attempts, refused ones included."""
+    corrections: Counter[str] = field(default_factory=Counter)
+    """Repairs by kind (only the correction baseline repairs)."""
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:
         """Apply and return the next accepted message; None after `max_attempts` refusals in a row."""
@@ -164,6 +173,20 @@ class RejectionSampler:
         return None
 
     def _propose(self, state: MarketState, u: np.ndarray) -> LobsterMessage | None:
+        raw = self._propose_fields(state, u)
+        if raw is None:
+            return None
+        if raw.event == 1:
+            return LobsterMessage(raw.time, 1, state.next_id, raw.size, raw.price, raw.side)
+        order_id = match_reference(
+            state, side=raw.side, price=raw.price, original_size=raw.reference_size, submitted=raw.submitted
+        )
+        if order_id is None:
+            return None
+        return LobsterMessage(raw.time, raw.event, order_id, raw.size, raw.price, raw.side)
+
+    def _propose_fields(self, state: MarketState, u: np.ndarray) -> FreeFormMessage | None:
+        """Every field drawn free-form from the field model (None: a reference on an empty side)."""
         fields, book, tick = self.model.fields, state.book, self.model.fields.tick
         probabilities = fields.event_probabilities(context_index(state.spread_ticks(tick=tick), imbalance(book)))
         event, side = EVENTS[_draw(probabilities, float(u[0]))]
@@ -173,7 +196,7 @@ class RejectionSampler:
             price = _limit_price(state, fields, side=side, offset_u=float(u[2]), masked=False)
             size = fields.size[1].sample(float(u[3])) or 1
             self.draws += 2
-            return LobsterMessage(time, 1, state.next_id, size, price, side)
+            return FreeFormMessage(time, 1, side, price, size, size, time)
         same = book.best_price(side)
         if same is None:
             return None
@@ -184,13 +207,23 @@ class RejectionSampler:
         full = u[5] < fields.full[event]
         size = reference_size if full else fields.size[event].sample(float(u[6])) or 1
         self.draws += 4 if full else 5  # reference price, size and age, the full-size head, the size
-        order_id = _match_reference(state, side=side, price=price, original_size=reference_size, submitted=time - age)
-        if order_id is None:
-            return None
-        return LobsterMessage(time, event, order_id, size, price, side)
+        return FreeFormMessage(time, event, side, price, size, reference_size, time - age)
 
 
-def _match_reference(state: MarketState, *, side: int, price: int, original_size: int, submitted: float) -> int | None:
+class FreeFormMessage(NamedTuple):
+    """A message as the free-form field model draws it: a reference is described (its price, original size and
+    submission time), not named."""
+
+    time: float
+    event: int
+    side: int
+    price: int
+    size: int
+    reference_size: int
+    submitted: float
+
+
+def match_reference(state: MarketState, *, side: int, price: int, original_size: int, submitted: float) -> int | None:
     """LOBS5's matching: a resting order at the price with that original size (closest submission time first),
     else the oldest pre-window order at the price; None when neither exists."""
     level = state.book.levels[side].get(price)

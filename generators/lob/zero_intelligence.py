@@ -74,6 +74,8 @@ class ZeroIntelligenceSampler:
     rejections: Counter[str] = field(default_factory=Counter)
     draws: int = 0
     """Random variates drawn (a market order's walk along the queue draws none)."""
+    corrections: Counter[str] = field(default_factory=Counter)
+    """Always empty: every message is valid as drawn."""
     _market: tuple[int, int] | None = None  # (resting side, shares left) of a market order being walked
 
     def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:

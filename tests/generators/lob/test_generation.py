@@ -7,6 +7,7 @@ import pytest
 
 from synth.generators.lob import SAMPLE_DIR, LimitOrderBook, read_messages, read_orderbook
 from synth.generators.lob.book import BUY, SELL
+from synth.generators.lob.correction import CorrectionSampler
 from synth.generators.lob.fields import Categorical, QuantileTable, context_index, spread_bucket
 from synth.generators.lob.fit import fit_lob_model
 from synth.generators.lob.generator import rollout_row
@@ -14,6 +15,8 @@ from synth.generators.lob.history import real_windows
 from synth.generators.lob.model import DEFAULT_MODEL, LobModel, load_model
 from synth.generators.lob.pointer import FEATURES, PointerModel, candidates, fit_conditional_logit
 from synth.generators.lob.rollout import make_sampler, run_rollout
+from synth.generators.lob.samplers import FreeFormMessage
+from synth.generators.lob.state import InitialOrder, MarketState
 from synth.pipelines.errors import InputError
 from synth.validators.lob import replay_rollout
 
@@ -115,7 +118,7 @@ def test_real_windows_capture_a_consistent_book(day, windows):
         assert any(order.unseen for order in window.orders) and not all(order.unseen for order in window.orders)
 
 
-@pytest.mark.parametrize("method", ["relobgen", "rejection", "zero-intelligence"])
+@pytest.mark.parametrize("method", ["relobgen", "rejection", "correction", "zero-intelligence"])
 def test_rollouts_replay_strictly_from_their_own_initial_book(method, model, windows):
     for index, window in enumerate(windows):
         sampler = make_sampler(method, model)
@@ -131,6 +134,12 @@ def test_rollouts_replay_strictly_from_their_own_initial_book(method, model, win
             assert rollout.attempts == 300 and not rollout.rejections
         if method == "rejection":
             assert rollout.attempts > 300 and sum(rollout.rejections.values()) == rollout.attempts - 300
+            assert not rollout.corrections
+        if method == "correction":  # repairs most messages it would otherwise refuse, discards the rest
+            assert sum(rollout.rejections.values()) == rollout.attempts - 300
+            assert set(rollout.rejections) <= {"no_reference", "marketable_discarded"}
+            assert sum(rollout.corrections.values()) > 0
+            assert row["corrections"] == sum(rollout.corrections.values())
         times = [m.time for m in rollout.messages]
         assert times == sorted(times) and times[0] >= window.time
 
@@ -248,3 +257,38 @@ def test_attention_pointer_learns_the_choices_and_drives_replayable_rollouts(mod
     )
     row = rollout_row(window, rollout, method="relobgen", source="AMZN", replicate=0, levels=10)
     assert replay_rollout(row).replayable
+
+
+def _free_form(event, side, price, size, reference_size=100):
+    return FreeFormMessage(2.0, event, side, price, size, reference_size, 1.0)
+
+
+def test_correction_rules_repair_as_lobs5_does(model):
+    # Bids: 9900 holds order 1 (100, head) then 2 (50); asks: 10100 holds order 3 (100).
+    orders = [
+        InitialOrder(1, BUY, 9900, 100, 0.5),
+        InitialOrder(2, BUY, 9900, 50, 0.9),
+        InitialOrder(3, SELL, 10100, 100, 0.5),
+    ]
+    sampler = CorrectionSampler(model)
+    state = MarketState(orders, time=1.0)
+    repair = sampler._repair
+    # A buy at or through the best ask is marketable: discarded.
+    assert repair(state, _free_form(1, BUY, 10100, 10)) is None
+    assert sampler.rejections["marketable_discarded"] == 1
+    # An execution drawn one level deep moves to the best price and the head of its queue, its size clipped.
+    executed = repair(state, _free_form(4, BUY, 9800, 500))
+    assert (executed.type, executed.order_id, executed.price, executed.size) == (4, 1, 9900, 100)
+    assert sampler.corrections["execution_moved_to_best"] == sampler.corrections["execution_size_clipped"] == 1
+    # A partial cancel of the whole remainder becomes a delete; a short delete becomes a partial cancel.
+    cancel = repair(state, _free_form(2, BUY, 9900, 60, reference_size=50))
+    assert (cancel.type, cancel.order_id, cancel.size) == (3, 2, 50)
+    delete = repair(state, _free_form(3, BUY, 9900, 30, reference_size=100))
+    assert (delete.type, delete.order_id, delete.size) == (2, 1, 30)
+    clipped = repair(state, _free_form(3, SELL, 10100, 400, reference_size=100))
+    assert (clipped.type, clipped.order_id, clipped.size) == (3, 3, 100)
+    # Nothing rests at 9700: no reference to match, discarded.
+    assert repair(state, _free_form(3, BUY, 9700, 10)) is None
+    assert sampler.rejections["no_reference"] == 1
+    for message in (executed, cancel, clipped):
+        assert state.apply(message) is None  # every repaired message is strictly valid
