@@ -1,0 +1,233 @@
+"""Challenger/solver self-play with a size curriculum.
+
+Each round the challenger takes the instruction of its current curriculum level, proposes `candidates` specs
+(the `cem` challenger samples its policy; the `default` challenger always answers with the family's standard
+parameterisation, the Ecole-style baseline), every instance is written as LP text and solved by SCIP from that
+text, and the rewards update the policy. The level advances when a round is feasible and hard enough. The
+whole state (policy, level, round, history) is JSON; `run_selfplay` can save it after every round and resume.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.grammar import parse_instruction
+from synth.generators.optiscribe.policy import CemPolicy
+from synth.generators.optiscribe.request import InstanceRequest
+from synth.generators.optiscribe.spec import InstanceSpec, SpecError
+from synth.validators.optiscribe.reward import RewardSettings, compute_reward
+from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
+
+ChallengerKind = Literal["cem", "default"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfPlaySettings:
+    """How self-play runs: rounds, proposals per round, the CEM learner, curriculum thresholds, solver, reward."""
+
+    rounds: int = 4
+    candidates: int = 8
+    challenger: ChallengerKind = "cem"
+    elite_fraction: float = 0.25
+    smoothing: float = 0.7
+    advance_reward: float = 0.5
+    advance_feasible: float = 0.8
+    scip: ScipSettings = field(default_factory=ScipSettings)
+    reward: RewardSettings = field(default_factory=RewardSettings)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One proposal and what SCIP made of it (`stats` is None when the spec could not be built)."""
+
+    round: int
+    level: int
+    instruction: str
+    request: InstanceRequest
+    spec: InstanceSpec | None
+    seed: int
+    model_text: str | None
+    stats: ScipStats | None
+    reward: float
+    policy: str
+    error: str | None = None
+
+
+def parse_curriculum(instructions: Sequence[str]) -> list[InstanceRequest]:
+    """Parse the curriculum's instructions (easiest first); all must name one family."""
+    if not instructions:
+        msg = "`curriculum`: give at least one instruction"
+        raise SpecError(msg)
+    requests = []
+    for index, instruction in enumerate(instructions):
+        try:
+            requests.append(parse_instruction(instruction))
+        except SpecError as error:
+            msg = f"`curriculum[{index}]`: {error}"
+            raise SpecError(msg) from None
+    families = sorted({r.family for r in requests})
+    if len(families) > 1:
+        msg = f"`curriculum`: instructions name several families {families}; use one family per run"
+        raise SpecError(msg)
+    return requests
+
+
+@dataclass
+class SelfPlayState:
+    """Everything carried between rounds: the policy, the curriculum level, the next round and the history."""
+
+    policy: CemPolicy
+    level: int = 0
+    round: int = 0
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """Canonical JSON of the state."""
+        data = {"policy": self.policy.to_dict(), "level": self.level, "round": self.round, "history": self.history}
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> SelfPlayState:
+        """Rebuild a state saved by `to_json`."""
+        data = json.loads(text)
+        return cls(CemPolicy.from_dict(data["policy"]), int(data["level"]), int(data["round"]), list(data["history"]))
+
+
+def _solve(spec: InstanceSpec, seed: int, settings: SelfPlaySettings) -> tuple[str, ScipStats, float]:
+    text = build_model_text(spec, seed=seed)
+    stats = solve_model_text(text, settings=settings.scip)
+    return text, stats, compute_reward(stats.to_dict(), settings.reward)
+
+
+def play_round(
+    state: SelfPlayState,
+    curriculum: Sequence[InstanceRequest],
+    *,
+    settings: SelfPlaySettings,
+    instructions: Sequence[str],
+    rng: np.random.Generator,
+) -> list[Candidate]:
+    """Propose, solve and score one round, then update the policy and maybe advance the level (in place)."""
+    request = curriculum[state.level]
+    policy_before = json.dumps(state.policy.to_dict(), sort_keys=True, separators=(",", ":"))
+    candidates, draws, rewards = [], [], []
+    for _ in range(settings.candidates):
+        seed = int(rng.integers(2**62))
+        spec, error, drawn = None, None, {}
+        try:
+            if settings.challenger == "cem":
+                proposal = state.policy.sample(request, rng)
+                spec, drawn = proposal.spec, dict(proposal.draws)
+            else:
+                spec = request.make_spec()
+        except SpecError as caught:
+            error = str(caught)
+        text, stats, reward = (None, None, 0.0) if spec is None else _solve(spec, seed, settings)
+        candidates.append(
+            Candidate(
+                state.round,
+                state.level,
+                instructions[state.level],
+                request,
+                spec,
+                seed,
+                text,
+                stats,
+                reward,
+                policy_before,
+                error,
+            )
+        )
+        draws.append(drawn)
+        rewards.append(reward)
+    if settings.challenger == "cem":
+        state.policy.update(draws, rewards)
+    _record_round(state, candidates, settings, last_level=len(curriculum) - 1)
+    return candidates
+
+
+def _record_round(
+    state: SelfPlayState, candidates: Sequence[Candidate], settings: SelfPlaySettings, *, last_level: int
+) -> None:
+    rewards = [c.reward for c in candidates]
+    feasible = [c.stats is not None and c.stats.feasible for c in candidates]
+    summary = {
+        "round": state.round,
+        "level": state.level,
+        "median_reward": statistics.median(rewards) if rewards else 0.0,
+        "feasible_rate": sum(feasible) / len(feasible) if feasible else 0.0,
+        "median_nodes": statistics.median([c.stats.nodes for c in candidates if c.stats]) if any(feasible) else 0,
+    }
+    state.history.append(summary)
+    state.round += 1
+    ready = (
+        summary["feasible_rate"] >= settings.advance_feasible and summary["median_reward"] >= settings.advance_reward
+    )
+    if ready and state.level < last_level:
+        state.level += 1
+
+
+def new_state(settings: SelfPlaySettings) -> SelfPlayState:
+    """A fresh state: the policy at the family defaults, level 0, round 0."""
+    return SelfPlayState(CemPolicy(elite_fraction=settings.elite_fraction, smoothing=settings.smoothing))
+
+
+def round_rng(seed: int, round_index: int) -> np.random.Generator:
+    """The generator of one round, so a resumed run draws what an uninterrupted one would."""
+    return np.random.Generator(np.random.PCG64([seed, round_index]))
+
+
+def iterate_selfplay(
+    instructions: Sequence[str],
+    *,
+    settings: SelfPlaySettings,
+    seed: int,
+    state: SelfPlayState | None = None,
+) -> Iterator[tuple[list[Candidate], SelfPlayState]]:
+    """Play rounds from `state` (or a fresh one) until `settings.rounds`, yielding each round and the state."""
+    curriculum = parse_curriculum(instructions)
+    state = state or new_state(settings)
+    while state.round < settings.rounds:
+        rng = round_rng(seed, state.round)
+        candidates = play_round(state, curriculum, settings=settings, instructions=instructions, rng=rng)
+        yield candidates, state
+
+
+def run_selfplay(
+    instructions: Sequence[str],
+    *,
+    settings: SelfPlaySettings,
+    seed: int,
+    state_path: str | Path | None = None,
+) -> tuple[list[Candidate], SelfPlayState]:
+    """Run self-play to `settings.rounds`, saving the state after each round to `state_path` and resuming from it.
+
+    Returns the candidates of the rounds played in this call and the final state.
+    """
+    path = Path(state_path) if state_path is not None else None
+    state = SelfPlayState.from_json(path.read_text()) if path is not None and path.is_file() else None
+    played: list[Candidate] = []
+    state = state or new_state(settings)
+    for candidates, current in iterate_selfplay(instructions, settings=settings, seed=seed, state=state):
+        played.extend(candidates)
+        if path is not None:
+            path.write_text(current.to_json())
+    return played, state
+
+
+def summarise(candidates: Sequence[Candidate]) -> Mapping[str, Any]:
+    """Counts, feasibility and median nodes of some candidates."""
+    solved = [c for c in candidates if c.stats is not None]
+    return {
+        "candidates": len(candidates),
+        "feasible": sum(c.stats.feasible for c in solved),  # type: ignore[union-attr]
+        "median_nodes": statistics.median([c.stats.nodes for c in solved]) if solved else None,  # type: ignore[union-attr]
+    }

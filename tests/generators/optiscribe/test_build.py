@@ -1,0 +1,71 @@
+"""Family generators: deterministic models from (spec, seed), standard structure, LP and MPS text."""
+
+import pytest
+
+pytest.importorskip("pyscipopt")
+
+from synth.generators.optiscribe.build import build_model, build_model_text
+from synth.generators.optiscribe.grammar import parse_instruction
+from synth.generators.optiscribe.graphs import barabasi_albert_edges, greedy_clique_partition
+from synth.generators.optiscribe.request import InstanceRequest
+from synth.generators.optiscribe.spec import FAMILIES
+from synth.validators.optiscribe.reading import read_model_text
+from synth.validators.optiscribe.structure import instruction_violations, measure_structure
+
+SMALL = {
+    "facility_location": "a facility location problem with 12 customers and 4 facilities",
+    "max_cut": "a max-cut problem with 12 nodes, density 0.4",
+    "set_cover": "a set cover problem with 30 rows and 60 columns, density 0.1",
+    "combinatorial_auction": "a combinatorial auction with 15 items and 30 bids",
+    "independent_set": "an independent set problem with 40 nodes, affinity 3",
+    "knapsack": "a multiple knapsack problem with 15 items and 3 knapsacks, weakly correlated",
+}
+
+
+def test_every_family_has_a_small_instruction():
+    assert set(SMALL) == set(FAMILIES)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_same_spec_and_seed_give_identical_text_and_another_seed_differs(family):
+    spec = parse_instruction(SMALL[family]).make_spec()
+    first = build_model_text(spec, seed=3)
+    assert first == build_model_text(spec, seed=3)
+    assert first != build_model_text(spec, seed=4)
+    assert build_model_text(spec, seed=3, fmt="mps").startswith("*")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_built_models_have_the_asked_sizes_when_read_back(family):
+    request = parse_instruction(SMALL[family])
+    model = read_model_text(build_model_text(request.make_spec(), seed=1))
+    measured = measure_structure(model, family)
+    assert instruction_violations(measured, request.asked()) == []
+
+
+def test_facility_location_has_the_ecole_structure():
+    spec = parse_instruction(
+        "a facility location problem with 6 customers and 3 facilities, single-sourcing"
+    ).make_spec()
+    model = build_model(spec, seed=0)
+    assert model.getNBinVars() == 3 + 18 and model.getNConss() == 6 + 3 + 1 + 18
+    continuous = parse_instruction("a facility location problem with 6 customers and 3 facilities").make_spec()
+    assert build_model(continuous, seed=0).getNBinVars() == 3
+
+
+def test_max_cut_builds_exactly_the_asked_number_of_edges():
+    request = InstanceRequest(family="max_cut", sizes={"nodes": (20, 20)}, density=(0.3, 0.3))
+    model = build_model(request.make_spec(), seed=5)
+    edges = round(0.3 * 190)
+    assert model.getNVars() == 20 + edges and model.getNConss() == 2 * edges
+
+
+def test_barabasi_albert_degrees_and_clique_partition_cover_every_node():
+    import numpy as np
+
+    edges = barabasi_albert_edges(50, 3, np.random.default_rng(0))
+    assert len(edges) == 6 + 3 * (50 - 4) and all(i < j for i, j in edges)
+    cliques = greedy_clique_partition(50, edges)
+    assert sorted(v for c in cliques for v in c) == list(range(50))
+    edge_set = set(edges)
+    assert all((a, b) in edge_set for c in cliques for a in c for b in c if a < b)

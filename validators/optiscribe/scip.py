@@ -1,0 +1,162 @@
+"""Solve a model text with SCIP under fixed settings and measure hardness (the robust post-cut root-gap recipe).
+
+Nodes are `getNTotalNodes()` (restarts included). The pre-cut root value is `root.first_lp_value` from SCIP's
+JSON statistics; the post-cut root bound is the dual bound when the root node is first solved (a NODESOLVED
+event at depth 0), falling back to the statistics' final root dual bound, and to the primal bound only for an
+instance solved at the root. Wall-clock time is measured but never stored in data files; the deterministic
+time and node count are reproducible for fixed settings on one SCIP build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from synth.validators.optiscribe.reading import ModelFormat, read_model_text
+
+FEASIBLE_STATUSES = ("optimal", "nodelimit", "timelimit", "gaplimit", "sollimit", "stallnodelimit", "totalnodelimit")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScipSettings:
+    """Fixed SCIP settings: seeds, one LP thread, a total node cap and a wall-clock safety limit."""
+
+    seed: int = 0
+    total_nodes: int = 5000
+    time_limit: float = 60.0
+
+    def params(self) -> dict[str, Any]:
+        """The SCIP parameters these settings set."""
+        return {
+            "randomization/randomseedshift": self.seed,
+            "randomization/permutationseed": self.seed,
+            "randomization/lpseed": self.seed,
+            "lp/threads": 1,
+            "parallel/maxnthreads": 1,
+            "limits/totalnodes": self.total_nodes,
+            "limits/time": self.time_limit,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values, recorded beside every solve."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScipStats:
+    """What one SCIP solve reports (gaps are None without a primal solution or a finite bound)."""
+
+    status: str
+    feasible: bool
+    nodes: int
+    runs: int
+    primal_bound: float | None
+    dual_bound: float | None
+    gap: float | None
+    precut_gap: float | None
+    postcut_gap: float | None
+    deterministic_time: float
+    lp_iterations: int
+    variables: int
+    binary_variables: int
+    integer_variables: int
+    continuous_variables: int
+    constraints: int
+    scip_version: str
+    wall_seconds: float
+
+    def to_dict(self, *, include_wall_time: bool = False) -> dict[str, Any]:
+        """Plain values; wall time only when asked (it must stay out of data files)."""
+        data = asdict(self)
+        if not include_wall_time:
+            del data["wall_seconds"]
+        return data
+
+
+def _relative_gap(primal: float | None, bound: float | None) -> float | None:
+    if primal is None or bound is None:
+        return None
+    return abs(primal - bound) / max(abs(primal), 1e-9)
+
+
+def _statistics_json(model: Any) -> dict[str, Any]:
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        model.writeStatisticsJson(path)
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    finally:
+        os.remove(path)
+
+
+def _root_event_handler() -> Any:
+    from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+
+    class RootBoundHandler(Eventhdlr):
+        """Records the dual bound (original space, after cuts) when the root of the first run is solved."""
+
+        root_dual: float | None = None
+
+        def eventinit(self) -> None:
+            self.model.catchEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexit(self) -> None:
+            self.model.dropEvent(SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexec(self, event: Any) -> None:
+            if self.root_dual is None and event.getNode().getDepth() == 0:
+                self.root_dual = self.model.getDualbound()
+
+    return RootBoundHandler()
+
+
+def _finite(value: Any, infinity: float) -> float | None:
+    return None if value is None or abs(value) >= infinity else float(value)
+
+
+def solve_model_text(text: str, *, fmt: ModelFormat = "lp", settings: ScipSettings | None = None) -> ScipStats:
+    """Read `text`, solve it under `settings` and measure it; malformed text raises `ModelTextError`."""
+    settings = settings or ScipSettings()
+    model = read_model_text(text, fmt=fmt)
+    model.setParams(settings.params())
+    handler = _root_event_handler()
+    model.includeEventhdlr(handler, "rootbound", "root dual bound after cuts")
+    start = time.perf_counter()
+    model.optimize()
+    wall = time.perf_counter() - start
+    stats = _statistics_json(model)
+    infinity = model.infinity()
+    status = model.getStatus()
+    primal = float(model.getPrimalbound()) if model.getNSols() else None
+    root = _finite(handler.root_dual, infinity)
+    if root is None:
+        root = _finite(stats["root"]["final_dual_bound"], infinity)
+    if root is None and status == "optimal" and model.getNTotalNodes() <= 1:
+        root = primal
+    first_lp = _finite(stats["root"].get("first_lp_value"), infinity)
+    origprob = stats["origprob"]
+    return ScipStats(
+        status=status,
+        feasible=primal is not None and status in FEASIBLE_STATUSES,
+        nodes=int(model.getNTotalNodes()),
+        runs=int(model.getNRuns()),
+        primal_bound=primal,
+        dual_bound=_finite(model.getDualbound(), infinity),
+        gap=_relative_gap(primal, _finite(model.getDualbound(), infinity)),
+        precut_gap=_relative_gap(primal, first_lp),
+        postcut_gap=_relative_gap(primal, root),
+        deterministic_time=float(model.getDeterministicTime()),
+        lp_iterations=int(model.getNLPIterations()),
+        variables=int(origprob["num_variables"]),
+        binary_variables=int(origprob["num_binary_variables"]),
+        integer_variables=int(origprob.get("num_integer_variables", 0)),
+        continuous_variables=int(origprob["num_continuous_variables"]),
+        constraints=int(origprob["num_initial_constraints"]),
+        scip_version=str(model.version()),
+        wall_seconds=wall,
+    )

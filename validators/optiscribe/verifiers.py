@@ -1,0 +1,170 @@
+"""The OptiScribe verifiers: SCIP re-solve, OR-Tools cross-check, instruction following, reward and triviality.
+
+Each is pure: it reads the row's model text and recorded settings and recomputes everything, so `synth verify`
+re-solves every kept row and must reproduce the recorded status and node count.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from synth.pipelines.records import Verdict
+from synth.pipelines.steps import Verifier
+from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
+from synth.validators.optiscribe.reading import ModelTextError, read_model_text
+from synth.validators.optiscribe.reward import RewardSettings, compute_reward, hardness_score, is_trivial
+from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
+from synth.validators.optiscribe.structure import instruction_violations, measure_structure
+
+SCIP_SCORES = (
+    "feasible",
+    "nodes",
+    "runs",
+    "primal_bound",
+    "gap",
+    "precut_gap",
+    "postcut_gap",
+    "deterministic_time",
+    "lp_iterations",
+    "variables",
+    "constraints",
+)
+
+
+def _scip_scores(stats: ScipStats) -> dict[str, float]:
+    values = stats.to_dict()
+    values["feasible"] = float(stats.feasible)
+    return {name: None if values[name] is None else float(values[name]) for name in SCIP_SCORES}  # type: ignore[misc]
+
+
+def _scip_reasons(stats: ScipStats, row: dict[str, Any]) -> list[str]:
+    reasons = []
+    if stats.status == "infeasible":
+        reasons.append("infeasible")
+    elif not stats.feasible:
+        reasons.append(f"no feasible solution (status {stats.status})")
+    if row.get("solve_status") is not None and stats.status != row["solve_status"]:
+        reasons.append(f"status {stats.status} differs from the recorded {row['solve_status']}")
+    if row.get("solve_nodes") is not None and stats.nodes != row["solve_nodes"]:
+        reasons.append(f"{stats.nodes} nodes differ from the recorded {row['solve_nodes']}")
+    return reasons
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScipVerifier(Verifier):
+    """Re-solve each row's model with its recorded SCIP settings; pass feasible rows that reproduce the record."""
+
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("pyscipopt", "synth[optim]"),)
+    reads: ClassVar[tuple[str, ...]] = ("model_text", "model_format", "scip_settings", "solve_status", "solve_nodes")
+    scores: ClassVar[tuple[str, ...]] = SCIP_SCORES
+
+    def verify(self, table: pa.Table) -> list[Verdict]:
+        verdicts = []
+        for row in table.select(list(self.reads)).to_pylist():
+            settings = ScipSettings(**json.loads(row["scip_settings"]))
+            try:
+                stats = solve_model_text(row["model_text"], fmt=row["model_format"], settings=settings)
+            except ModelTextError as error:
+                verdicts.append(Verdict(False, (f"unreadable model: {error}",), dict.fromkeys(SCIP_SCORES)))
+                continue
+            reasons = _scip_reasons(stats, row)
+            verdicts.append(Verdict(not reasons, tuple(reasons), _scip_scores(stats)))
+        return verdicts
+
+
+@dataclass(frozen=True, kw_only=True)
+class OrtoolsVerifier(Verifier):
+    """Solve small instances again with OR-Tools (HiGHS by default) and fail rows where the solvers disagree."""
+
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("ortools", "synth[optim]"), ("pyscipopt", "synth[optim]"))
+    reads: ClassVar[tuple[str, ...]] = (
+        "model_text",
+        "model_format",
+        "solve_status",
+        "scip_feasible",
+        "scip_primal_bound",
+    )
+    scores: ClassVar[tuple[str, ...]] = ("checked", "agrees", "objective")
+    settings: CrossCheckSettings = field(default_factory=CrossCheckSettings)
+
+    def verify(self, table: pa.Table) -> list[Verdict]:
+        verdicts = []
+        for row in table.select(list(self.reads)).to_pylist():
+            try:
+                check = crosscheck_model_text(row["model_text"], fmt=row["model_format"], settings=self.settings)
+            except ModelTextError as error:
+                verdicts.append(Verdict(False, (f"unreadable model: {error}",), {"checked": 0.0}))
+                continue
+            checked = check.status not in {"skipped", "not_solved"}
+            reason = agreement(
+                check,
+                scip_status=row["solve_status"],
+                scip_feasible=bool(row["scip_feasible"]),
+                scip_objective=row["scip_primal_bound"],
+            )
+            scores = {
+                "checked": float(checked),
+                "agrees": (0.0 if reason else 1.0) if checked else None,
+                "objective": check.objective,
+            }
+            verdicts.append(Verdict(reason is None, (reason,) if reason else (), scores))
+        return verdicts
+
+
+@dataclass(frozen=True, kw_only=True)
+class InstructionVerifier(Verifier):
+    """Measure the model's sizes and density from its variables and rows; pass rows inside the asked ranges."""
+
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("pyscipopt", "synth[optim]"),)
+    reads: ClassVar[tuple[str, ...]] = ("family", "model_text", "model_format", "asked")
+    scores: ClassVar[tuple[str, ...]] = ("followed", "violations")
+
+    def verify(self, table: pa.Table) -> list[Verdict]:
+        verdicts = []
+        for row in table.select(list(self.reads)).to_pylist():
+            try:
+                model = read_model_text(row["model_text"], fmt=row["model_format"])
+            except ModelTextError as error:
+                verdicts.append(Verdict(False, (f"unreadable model: {error}",), {"followed": 0.0}))
+                continue
+            measured = measure_structure(model, row["family"])
+            reasons = instruction_violations(measured, json.loads(row["asked"]))
+            scores = {"followed": float(not reasons), "violations": float(len(reasons))}
+            verdicts.append(Verdict(not reasons, tuple(reasons), scores))
+        return verdicts
+
+
+@dataclass(frozen=True, kw_only=True)
+class RewardVerifier(Verifier):
+    """Recompute the reward from the re-solve; fail trivial rows and rows whose recorded reward differs."""
+
+    reads: ClassVar[tuple[str, ...]] = ("reward", "solve_status", "scip_feasible", "scip_nodes", "scip_postcut_gap")
+    scores: ClassVar[tuple[str, ...]] = ("reward", "hardness")
+    settings: RewardSettings = field(default_factory=RewardSettings)
+
+    def verify(self, table: pa.Table) -> list[Verdict]:
+        verdicts = []
+        for row in table.select(list(self.reads)).to_pylist():
+            nodes = row["scip_nodes"]
+            if nodes is None:
+                verdicts.append(Verdict(False, ("not solved",), {"reward": 0.0, "hardness": None}))
+                continue
+            stats = {
+                "status": row["solve_status"],
+                "feasible": bool(row["scip_feasible"]),
+                "nodes": nodes,
+                "postcut_gap": row["scip_postcut_gap"],
+            }
+            reward = compute_reward(stats, self.settings)
+            reasons = []
+            if is_trivial(nodes, row["scip_postcut_gap"]):
+                reasons.append("trivial: at most 1 node and zero post-cut gap")
+            if row["reward"] is not None and abs(reward - row["reward"]) > 1e-9:
+                reasons.append(f"reward {reward:.6g} differs from the recorded {row['reward']:.6g}")
+            scores = {"reward": reward, "hardness": hardness_score(nodes, row["scip_postcut_gap"], self.settings)}
+            verdicts.append(Verdict(not reasons, tuple(reasons), scores))
+        return verdicts
