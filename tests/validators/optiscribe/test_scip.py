@@ -20,6 +20,7 @@ Binaries
  x y
 End
 """
+MALFORMED_LP = "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= \nBounds\nEnd\n"
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +55,8 @@ def test_an_infeasible_model_is_reported_without_a_solution():
 
 
 def test_malformed_lp_raises_the_parsers_message_on_one_line():
-    bad = "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= \nBounds\nEnd\n"
     with pytest.raises(ModelTextError) as caught:
-        read_model_text(bad)
+        read_model_text(MALFORMED_LP)
     assert str(caught.value) == "Syntax error in line 5 ('Bounds'): expected value as right hand side."
     with pytest.raises(ModelTextError, match="empty model text"):
         solve_model_text("   ")

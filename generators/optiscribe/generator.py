@@ -1,0 +1,101 @@
+"""The OptiScribe pipeline generator: self-play rounds of one shard, one row per proposed instance.
+
+Each shard runs its own challenger from a fresh policy, seeded by (run seed, shard). A row holds the
+instruction, the spec and what the instruction asked (JSON), the model as LP text, the SCIP settings and
+statistics of the self-play solve (without wall time), the reward, the round, the curriculum level and the
+policy state the proposal was drawn from. Specs the challenger cannot build are rejected with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from synth.generators.optiscribe.selfplay import Candidate, SelfPlaySettings, iterate_selfplay, parse_curriculum
+from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
+
+OPTISCRIBE_SCHEMA = pa.schema(
+    [
+        ("instruction", pa.string()),
+        ("family", pa.string()),
+        ("spec", pa.string()),
+        ("asked", pa.string()),
+        ("instance_seed", pa.int64()),
+        ("model_format", pa.string()),
+        ("model_text", pa.string()),
+        ("scip_settings", pa.string()),
+        ("solve_status", pa.string()),
+        ("solve_nodes", pa.int64()),
+        ("solve_stats", pa.string()),
+        ("reward", pa.float64()),
+        ("challenger", pa.string()),
+        ("round", pa.int32()),
+        ("level", pa.int32()),
+        ("policy", pa.string()),
+    ]
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def candidate_row(candidate: Candidate, *, settings: SelfPlaySettings) -> dict[str, Any]:
+    """The dataset row of one solved candidate (see `OPTISCRIBE_SCHEMA`)."""
+    if candidate.spec is None or candidate.stats is None or candidate.model_text is None:
+        msg = f"candidate of round {candidate.round} was not built: {candidate.error}"
+        raise ValueError(msg)
+    return {
+        "instruction": candidate.instruction,
+        "family": candidate.spec.family,
+        "spec": candidate.spec.to_json(),
+        "asked": _json(candidate.request.asked()),
+        "instance_seed": candidate.seed,
+        "model_format": "lp",
+        "model_text": candidate.model_text,
+        "scip_settings": _json(settings.scip.to_dict()),
+        "solve_status": candidate.stats.status,
+        "solve_nodes": candidate.stats.nodes,
+        "solve_stats": _json(candidate.stats.to_dict()),
+        "reward": candidate.reward,
+        "challenger": settings.challenger,
+        "round": candidate.round,
+        "level": candidate.level,
+        "policy": candidate.policy,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptiScribeGenerator(Generator):
+    """Self-play over a curriculum of instructions (easiest first): `rounds` rounds of `candidates` proposals."""
+
+    schema: ClassVar[pa.Schema] = OPTISCRIBE_SCHEMA
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("pyscipopt", "synth[optim]"),)
+    curriculum: tuple[str, ...]
+    settings: SelfPlaySettings = field(default_factory=SelfPlaySettings)
+
+    def describe_input(self) -> dict[str, Any]:
+        """The curriculum and the challenger."""
+        return {"curriculum": list(self.curriculum), "challenger": self.settings.challenger}
+
+    def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
+        """One batch per self-play round."""
+        parse_curriculum(self.curriculum)
+        seed = int(ctx.rng("selfplay").integers(2**62))
+        for candidates, _ in iterate_selfplay(self.curriculum, settings=self.settings, seed=seed):
+            batch = GeneratedBatch()
+            for candidate in candidates:
+                parents = [f"round:{candidate.round}"]
+                if candidate.error is not None:
+                    batch.reject(
+                        f"spec: {candidate.error}",
+                        values={"instruction": candidate.instruction, "round": candidate.round},
+                        parents=parents,
+                    )
+                    continue
+                batch.add(candidate_row(candidate, settings=self.settings), parents=parents)
+            yield batch

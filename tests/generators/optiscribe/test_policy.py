@@ -1,0 +1,41 @@
+"""The CEM challenger: free dimensions of a request, learning from rewards, specs inside the request."""
+
+import json
+
+import numpy as np
+
+from synth.generators.optiscribe.grammar import parse_instruction
+from synth.generators.optiscribe.policy import CemPolicy, free_dimensions
+
+
+def test_free_dimensions_are_what_the_instruction_leaves_open():
+    request = parse_instruction("a facility location problem with 10-20 customers and 5 facilities, tight capacities")
+    names = [d.name for d in free_dimensions(request)]
+    assert names == ["size:customers", "knob:ratio", "knob:fixed_cost_scale", "knob:assignment"]
+    fixed = parse_instruction("a facility location problem with 10 customers and 5 facilities, single-sourcing")
+    assert "knob:assignment" not in [d.name for d in free_dimensions(fixed)]
+
+
+def test_cem_moves_towards_rewarded_regions():
+    request = parse_instruction("a facility location problem with 10 customers and 5 facilities")
+    policy = CemPolicy()
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        proposals = [policy.sample(request, rng) for _ in range(16)]
+        # reward: low capacity ratio and single-sourcing, a known target the learner must find
+        rewards = [(1 - p.draws["knob:ratio"]) + (p.draws["knob:assignment"] == "binary") for p in proposals]
+        policy.update([p.draws for p in proposals], rewards)
+    assert policy.means["knob:ratio"] < 0.15
+    assert policy.probs["knob:assignment"]["binary"] > 0.9
+    assert policy.stds["knob:ratio"] < 0.3
+    assert CemPolicy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy
+
+
+def test_sampled_specs_stay_inside_the_request():
+    request = parse_instruction("a max-cut problem with 10-14 nodes, density between 0.2 and 0.5, weights from 1 to 3")
+    policy = CemPolicy()
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        spec = policy.sample(request, rng).spec
+        assert 10 <= spec.sizes["nodes"] <= 14 and 0.2 <= spec.density <= 0.5
+        assert spec.knobs["weight_low"] == 1 and spec.knobs["weight_high"] == 3

@@ -1,0 +1,49 @@
+"""The self-play loop on real SCIP solves: curriculum, saved state and resume, the default challenger."""
+
+import json
+
+import pytest
+
+pytest.importorskip("pyscipopt")
+
+from synth.generators.optiscribe.grammar import parse_instruction
+from synth.generators.optiscribe.selfplay import SelfPlaySettings, run_selfplay
+from synth.validators.optiscribe.scip import ScipSettings
+
+TINY = "a max-cut problem with 12 nodes, density 0.4, hard"
+TINY_NEXT = "a max-cut problem with 13 nodes, density 0.4, hard"
+
+SETTINGS = SelfPlaySettings(rounds=3, candidates=3, scip=ScipSettings(total_nodes=500))
+
+
+def test_resuming_from_the_saved_state_matches_an_uninterrupted_run(tmp_path):
+    straight, final = run_selfplay([TINY], settings=SETTINGS, seed=5)
+    path = tmp_path / "state.json"
+    first, _ = run_selfplay(
+        [TINY], settings=SelfPlaySettings(rounds=2, candidates=3, scip=SETTINGS.scip), seed=5, state_path=path
+    )
+    assert json.loads(path.read_text())["round"] == 2
+    rest, resumed = run_selfplay([TINY], settings=SETTINGS, seed=5, state_path=path)
+    assert [c.round for c in rest] == [2, 2, 2]
+    assert [c.model_text for c in first + rest] == [c.model_text for c in straight]
+    assert resumed.to_json() == final.to_json() == path.read_text()
+    assert [h["round"] for h in final.history] == [0, 1, 2]
+
+
+def test_curriculum_advances_only_when_rounds_are_good_enough():
+    easy = SelfPlaySettings(rounds=2, candidates=2, advance_reward=0.0, scip=SETTINGS.scip)
+    candidates, state = run_selfplay([TINY, TINY_NEXT], settings=easy, seed=1)
+    assert [c.level for c in candidates] == [0, 0, 1, 1] and state.level == 1
+    assert "13 nodes" in candidates[-1].instruction and candidates[-1].spec.sizes["nodes"] == 13
+    strict = SelfPlaySettings(rounds=2, candidates=2, advance_reward=2.0, scip=SETTINGS.scip)
+    _, stuck = run_selfplay([TINY, TINY_NEXT], settings=strict, seed=1)
+    assert stuck.level == 0
+
+
+def test_the_default_challenger_answers_with_the_standard_parameterisation():
+    settings = SelfPlaySettings(rounds=1, candidates=2, challenger="default", scip=SETTINGS.scip)
+    candidates, state = run_selfplay([TINY], settings=settings, seed=0)
+    assert all(c.spec == parse_instruction(TINY).make_spec() for c in candidates)
+    assert candidates[0].model_text != candidates[1].model_text  # same spec, different instance seeds
+    assert state.policy.means == {}
+    assert all(c.reward > 0 and c.stats.feasible for c in candidates)
