@@ -101,6 +101,13 @@ KNOB_PHRASES: tuple[KnobPhrase, ...] = (
         "weights",
     ),
     KnobPhrase("max_cut", r"\b(?:unit\s+weights|unweighted)\b", "weights", lambda m: (1, 1), "weights"),
+    KnobPhrase(
+        "max_cut",
+        rf"\b{NUM}%\s+negative\s+weights\b",
+        "negative_fraction",
+        lambda m: (_number(m) / 100,) * 2,
+        "negative",
+    ),
     KnobPhrase("set_cover", rf"\bcosts?\s+up\s+to\s+{INT}", "max_coef", lambda m: (1, _int(m.group(1))), "costs"),
     KnobPhrase(
         "independent_set", r"\b(?:barab[aá]si[\s-]+albert|scale[\s-]+free)\b", "graph", lambda m: "barabasi_albert", "g"
@@ -310,6 +317,8 @@ def _knob_words(family: Family, name: str, low: float, high: float) -> str:
         return "loose capacities"
     if name in {"ratio", "capacity_fraction"} and low == high:
         return f"{name.replace('_', ' ')} {low:g}"
+    if name == "negative_fraction" and low == high:
+        return f"{low * 100:g}% negative weights"
     if name == "affinity":
         return f"affinity {int(low)}"
     if name == "max_coef":

@@ -51,17 +51,27 @@ def graph_edges(spec: InstanceSpec, rng: np.random.Generator) -> Edges:
 
 
 def build_max_cut(spec: InstanceSpec, rng: np.random.Generator) -> Model:
-    """Max-cut: max Σ w_ij cut_ij with cut_ij ≤ x_i + x_j and cut_ij ≤ 2 − x_i − x_j, all binary."""
+    """Max-cut: max Σ w_ij cut_ij, all binary, with cut_ij = [x_i ≠ x_j] enforced from the side the sign needs.
+
+    Weights are U{weight_low..weight_high}; a `negative_fraction` of the edges (0 in the standard family) gets
+    negated weights (Ising spin-glass-like instances). Positive edges get cut_ij ≤ x_i + x_j and
+    cut_ij ≤ 2 − x_i − x_j; negative edges get cut_ij ≥ x_i − x_j and cut_ij ≥ x_j − x_i.
+    """
     from pyscipopt import Model
 
     edges = graph_edges(spec, rng)
     weights = rng.integers(int(spec.knobs["weight_low"]), int(spec.knobs["weight_high"]) + 1, size=len(edges))
+    negative = rng.random(len(edges)) < float(spec.knobs["negative_fraction"])
     model = Model("max_cut")
     side = [model.addVar(f"x_{i}", vtype="B") for i in range(spec.sizes["nodes"])]
-    for (i, j), weight in zip(edges, weights, strict=True):
-        cut = model.addVar(f"cut_{i}_{j}", vtype="B", obj=float(weight))
-        model.addCons(cut <= side[i] + side[j], name=f"edge_a_{i}_{j}")
-        model.addCons(cut <= 2 - side[i] - side[j], name=f"edge_b_{i}_{j}")
+    for (i, j), weight, flip in zip(edges, weights, negative, strict=True):
+        cut = model.addVar(f"cut_{i}_{j}", vtype="B", obj=float(-weight if flip else weight))
+        if flip:
+            model.addCons(cut >= side[i] - side[j], name=f"edge_c_{i}_{j}")
+            model.addCons(cut >= side[j] - side[i], name=f"edge_d_{i}_{j}")
+        else:
+            model.addCons(cut <= side[i] + side[j], name=f"edge_a_{i}_{j}")
+            model.addCons(cut <= 2 - side[i] - side[j], name=f"edge_b_{i}_{j}")
     model.setMaximize()
     return model
 

@@ -99,7 +99,11 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
             ("nodes",),
             {"nodes": 3},
             {"easy": {"nodes": 30}, "medium": {"nodes": 40}, "hard": {"nodes": 60}},
-            (KnobSpec("weight_low", "int", 1, 1, 100), KnobSpec("weight_high", "int", 10, 1, 100)),
+            (
+                KnobSpec("weight_low", "int", 1, 1, 100),
+                KnobSpec("weight_high", "int", 10, 1, 100),
+                KnobSpec("negative_fraction", "float", 0.0, 0.0, 1.0),
+            ),
             density=0.3,
         ),
         FamilySpec(

@@ -69,3 +69,21 @@ def test_barabasi_albert_degrees_and_clique_partition_cover_every_node():
     assert sorted(v for c in cliques for v in c) == list(range(50))
     edge_set = set(edges)
     assert all((a, b) in edge_set for c in cliques for a in c for b in c if a < b)
+
+
+def test_max_cut_with_negative_weights_solves_to_the_brute_force_optimum():
+    from itertools import product
+
+    from synth.validators.optiscribe.scip import solve_model_text
+
+    spec = parse_instruction("a max-cut problem with 9 nodes, density 0.5, 50% negative weights").make_spec()
+    text = build_model_text(spec, seed=4)
+    model = read_model_text(text)
+    weights = {}
+    for var in model.getVars():
+        if var.name.startswith("cut_"):
+            _, i, j = var.name.split("_")
+            weights[int(i), int(j)] = var.getObj()
+    assert any(w < 0 for w in weights.values()) and any(w > 0 for w in weights.values())
+    best = max(sum(w for (i, j), w in weights.items() if sides[i] != sides[j]) for sides in product((0, 1), repeat=9))
+    assert solve_model_text(text).primal_bound == best

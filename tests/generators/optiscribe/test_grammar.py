@@ -54,7 +54,7 @@ def test_families_sizes_and_densities_are_recognised(instruction, family, sizes,
     "instruction",
     [
         "a capacitated facility location problem with 40 customers and 15 facilities, tight capacities, hard",
-        "a max-cut problem with 20 nodes, density 0.4, weights from 1 to 3, medium",
+        "a max-cut problem with 20 nodes, density 0.4, weights from 1 to 3, 50% negative weights, medium",
         "an independent set problem with 80 nodes, barabasi-albert, affinity 6, easy",
         "a multiple knapsack problem with 30 items and 3 knapsacks, strongly correlated",
         "a combinatorial auction problem with between 20 and 30 items and 80 bids",
