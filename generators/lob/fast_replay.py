@@ -25,8 +25,7 @@ from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, Lobst
 from synth.generators.lob.replay import ReplayReport, undo_first_message
 
 try:
-    from numba import njit, types
-    from numba.typed import Dict
+    from numba import njit
 
     NUMBA_AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised only where numba is missing
@@ -35,6 +34,16 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
     def njit(*args: Any, **kwargs: Any) -> Any:  # noqa: ARG001
         """Stand-in decorator so this module imports without numba; `replay_strict_fast` refuses to run."""
         return lambda function: function
+
+
+def kernel(function: Any) -> Any:
+    """Compile a helper that allocates nothing without numba's reference counting (`_nrt=False`).
+
+    Taking arrays out of the book tuple otherwise costs an atomic increment and decrement per array per call,
+    several times the work of the replay itself. Only `_new_book`, `_grow_orders`, `_rehash`, `_reserve` and
+    `_replay_loop` allocate; they keep the runtime.
+    """
+    return njit(cache=True, _nrt=False)(function)
 
 
 CODE_NAMES: tuple[ReasonCode | None, ...] = (
@@ -96,7 +105,12 @@ M_LEVEL_FREE = 2
 M_LEVEL_HWM = 3
 M_COUNT = 4  # 4: bid levels, 5: ask levels
 M_NEXT_ANONYMOUS = 6
-META_FIELDS = 7
+M_ID_COUNT = 7
+M_WINDOW_COUNT = 8
+META_FIELDS = 9
+# Open-addressing hash tables (ids → order slots; 2·price + side → pre-window allowance).
+EMPTY_KEY = -(2**63)
+HASH_MULTIPLIER = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
 # Quirk counters: values 0..3, first-touch order 4..7 (0: never touched), next touch number at 8.
 Q_INITIAL = 0
 Q_PRE_WINDOW = 1
@@ -114,6 +128,66 @@ _INITIAL_CAPACITY = 1024
 # --------------------------------------------------------------------------------------------------- book arrays
 
 
+@kernel
+def _hash_home(key, mask):  # pragma: no cover - compiled
+    """Fibonacci hashing: the top bits of key × 2**64/φ (wrapping int64 arithmetic)."""
+    return ((key * HASH_MULTIPLIER) >> 32) & mask
+
+
+@kernel
+def _probe(table, key):  # pragma: no cover - compiled
+    """The index holding `key`, or the empty index where it would go (linear probing)."""
+    mask = table.shape[0] - 1
+    i = _hash_home(key, mask)
+    while table[i] != key and table[i] != EMPTY_KEY:
+        i = (i + 1) & mask
+    return i
+
+
+@kernel
+def _lookup(table, values, key, default):  # pragma: no cover - compiled
+    i = _probe(table, key)
+    return values[i] if table[i] == key else default
+
+
+@kernel
+def _store(table, values, key, value):  # pragma: no cover - compiled
+    """Set `key` to `value`; returns 1 for a new key, 0 for an update."""
+    i = _probe(table, key)
+    fresh = table[i] == EMPTY_KEY
+    table[i] = key
+    values[i] = value
+    return 1 if fresh else 0
+
+
+@kernel
+def _erase(table, values, key):  # pragma: no cover - compiled
+    """Remove a present `key`, shifting later entries of its probe run back (no tombstones)."""
+    mask = table.shape[0] - 1
+    i = _probe(table, key)
+    j = i
+    while True:
+        j = (j + 1) & mask
+        if table[j] == EMPTY_KEY:
+            break
+        home = _hash_home(table[j], mask)
+        if (home <= i or home > j) if j > i else (home <= i and home > j):
+            table[i] = table[j]
+            values[i] = values[j]
+            i = j
+    table[i] = EMPTY_KEY
+
+
+@njit(cache=True)
+def _rehash(table, values, capacity):  # pragma: no cover - compiled
+    new_table = np.full(capacity, EMPTY_KEY, dtype=np.int64)
+    new_values = np.zeros(capacity, dtype=np.int64)
+    for i in range(table.shape[0]):
+        if table[i] != EMPTY_KEY:
+            _store(new_table, new_values, table[i], values[i])
+    return new_table, new_values
+
+
 @njit(cache=True)
 def _new_book(capacity):  # pragma: no cover - compiled
     orders = np.zeros((capacity, ORDER_FIELDS), dtype=np.int64)
@@ -124,15 +198,17 @@ def _new_book(capacity):  # pragma: no cover - compiled
     meta[M_ORDER_FREE] = -1
     meta[M_LEVEL_FREE] = -1
     meta[M_NEXT_ANONYMOUS] = -1
-    index = Dict.empty(key_type=types.int64, value_type=types.int64)
-    bid_window = Dict.empty(key_type=types.int64, value_type=types.int64)
-    ask_window = Dict.empty(key_type=types.int64, value_type=types.int64)
-    return (orders, levels, keys, slots, meta, index, (bid_window, ask_window))
+    table = 16
+    while table < 2 * capacity:
+        table *= 2
+    ids = np.full(table, EMPTY_KEY, dtype=np.int64)
+    window = np.full(table, EMPTY_KEY, dtype=np.int64)
+    return (orders, levels, keys, slots, meta, ids, np.zeros(table, dtype=np.int64), window, np.zeros(table, np.int64))
 
 
 @njit(cache=True)
-def _grow(book):  # pragma: no cover - compiled
-    orders, levels, keys, slots, meta, index, window = book
+def _grow_orders(book):  # pragma: no cover - compiled
+    orders, levels, keys, slots = book[0], book[1], book[2], book[3]
     capacity = orders.shape[0] * 2
     new_orders = np.zeros((capacity, ORDER_FIELDS), dtype=np.int64)
     new_orders[: orders.shape[0]] = orders
@@ -142,10 +218,53 @@ def _grow(book):  # pragma: no cover - compiled
     new_keys[:, : keys.shape[1]] = keys
     new_slots = np.zeros((2, capacity), dtype=np.int64)
     new_slots[:, : slots.shape[1]] = slots
-    return (new_orders, new_levels, new_keys, new_slots, meta, index, window)
+    return (new_orders, new_levels, new_keys, new_slots, book[4], book[5], book[6], book[7], book[8])
 
 
 @njit(cache=True)
+def _reserve(book, need):  # pragma: no cover - compiled
+    """Room for `need` more orders, levels, ids and pre-window prices: the most one message can add."""
+    meta = book[4]
+    if meta[M_ORDER_HWM] + need > book[0].shape[0]:
+        book = _grow_orders(book)
+    if 2 * (meta[M_ID_COUNT] + need) > book[5].shape[0]:
+        ids, values = _rehash(book[5], book[6], 2 * book[5].shape[0])
+        book = (book[0], book[1], book[2], book[3], meta, ids, values, book[7], book[8])
+    if 2 * (meta[M_WINDOW_COUNT] + need) > book[7].shape[0]:
+        window, values = _rehash(book[7], book[8], 2 * book[7].shape[0])
+        book = (book[0], book[1], book[2], book[3], meta, book[5], book[6], window, values)
+    return book
+
+
+@kernel
+def _short_of_room(book, need):  # pragma: no cover - compiled
+    meta = book[4]
+    return (
+        meta[M_ORDER_HWM] + need > book[0].shape[0]
+        or 2 * (meta[M_ID_COUNT] + need) > book[5].shape[0]
+        or 2 * (meta[M_WINDOW_COUNT] + need) > book[7].shape[0]
+    )
+
+
+@kernel
+def _has_id(book, order_id):  # pragma: no cover - compiled
+    table = book[5]
+    return table[_probe(table, order_id)] == order_id
+
+
+@kernel
+def _allowance(book, s, price):  # pragma: no cover - compiled
+    """Pre-window volume an unknown id may still take at (side, price)."""
+    return _lookup(book[7], book[8], 2 * price + s, 0)
+
+
+@kernel
+def _add_allowance(book, s, price, amount):  # pragma: no cover - compiled
+    key = 2 * price + s
+    book[4][M_WINDOW_COUNT] += _store(book[7], book[8], key, _lookup(book[7], book[8], key, 0) + amount)
+
+
+@kernel
 def _position(book, s, key):  # pragma: no cover - compiled
     """First position on side `s` whose key is not below `key`."""
     keys = book[2]
@@ -160,7 +279,7 @@ def _position(book, s, key):  # pragma: no cover - compiled
     return low
 
 
-@njit(cache=True)
+@kernel
 def _level_slot(book, s, price):  # pragma: no cover - compiled
     """The level slot of `price` on side `s`, or −1."""
     key = price if s == 0 else -price
@@ -170,19 +289,19 @@ def _level_slot(book, s, price):  # pragma: no cover - compiled
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _volume_at(book, s, price):  # pragma: no cover - compiled
     level = _level_slot(book, s, price)
     return book[1][level, L_VOLUME] if level >= 0 else 0
 
 
-@njit(cache=True)
+@kernel
 def _level_at_rank(book, s, rank):  # pragma: no cover - compiled
     """The level slot `rank` levels from the best on side `s` (0: the best); the caller checks the count."""
     return book[3][s, book[4][M_COUNT + s] - 1 - rank]
 
 
-@njit(cache=True)
+@kernel
 def _open_level(book, s, price):  # pragma: no cover - compiled
     levels, keys, slots, meta = book[1], book[2], book[3], book[4]
     key = price if s == 0 else -price
@@ -208,7 +327,7 @@ def _open_level(book, s, price):  # pragma: no cover - compiled
     return level
 
 
-@njit(cache=True)
+@kernel
 def _close_level(book, s, level):  # pragma: no cover - compiled
     levels, keys, slots, meta = book[1], book[2], book[3], book[4]
     price = levels[level, L_PRICE]
@@ -222,10 +341,10 @@ def _close_level(book, s, level):  # pragma: no cover - compiled
     meta[M_LEVEL_FREE] = level
 
 
-@njit(cache=True)
+@kernel
 def _rest(book, order_id, s, price, size, front):  # pragma: no cover - compiled
     """Rest an order at the front or back of its level's queue (`LimitOrderBook._rest`)."""
-    orders, levels, meta, index = book[0], book[1], book[4], book[5]
+    orders, levels, meta = book[0], book[1], book[4]
     level = _level_slot(book, s, price)
     if level < 0:
         level = _open_level(book, s, price)
@@ -261,13 +380,13 @@ def _rest(book, order_id, s, price, size, front):  # pragma: no cover - compiled
     levels[level, L_VOLUME] += size
     if order_id < 0:
         levels[level, L_ANONYMOUS] += size
-    index[order_id] = slot
+    meta[M_ID_COUNT] += _store(book[5], book[6], order_id, slot)
 
 
-@njit(cache=True)
+@kernel
 def _reduce(book, slot, size):  # pragma: no cover - compiled
     """Take `size` from an order; an emptied order leaves its queue, an emptied level leaves its side."""
-    orders, levels, meta, index = book[0], book[1], book[4], book[5]
+    orders, levels, meta = book[0], book[1], book[4]
     level = orders[slot, O_LEVEL]
     levels[level, L_VOLUME] -= size
     if orders[slot, O_ID] < 0:
@@ -284,14 +403,15 @@ def _reduce(book, slot, size):  # pragma: no cover - compiled
         orders[following, O_PREV] = previous
     else:
         levels[level, L_TAIL] = previous
-    del index[orders[slot, O_ID]]
+    _erase(book[5], book[6], orders[slot, O_ID])
+    meta[M_ID_COUNT] -= 1
     orders[slot, O_NEXT] = meta[M_ORDER_FREE]
     meta[M_ORDER_FREE] = slot
     if levels[level, L_HEAD] < 0:
         _close_level(book, orders[slot, O_SIDE], level)
 
 
-@njit(cache=True)
+@kernel
 def _add_anonymous(book, s, price, size, front):  # pragma: no cover - compiled
     meta = book[4]
     order_id = meta[M_NEXT_ANONYMOUS]
@@ -299,7 +419,7 @@ def _add_anonymous(book, s, price, size, front):  # pragma: no cover - compiled
     _rest(book, order_id, s, price, size, front)
 
 
-@njit(cache=True)
+@kernel
 def _trim_level(book, s, price, volume):  # pragma: no cover - compiled
     """Shrink a level to `volume`: anonymous volume first (queue order), then the newest known orders."""
     orders, levels = book[0], book[1]
@@ -336,7 +456,7 @@ def _trim_level(book, s, price, volume):  # pragma: no cover - compiled
 # ------------------------------------------------------------------------------------------------------ messages
 
 
-@njit(cache=True)
+@kernel
 def _side_index(direction):  # pragma: no cover - compiled
     """0 for bids (+1), 1 for asks (−1), −1 for any other direction."""
     if direction == 1:
@@ -346,19 +466,19 @@ def _side_index(direction):  # pragma: no cover - compiled
     return -1
 
 
-@njit(cache=True)
+@kernel
 def _best_price(book, s):  # pragma: no cover - compiled
     return book[1][_level_at_rank(book, s, 0), L_PRICE]
 
 
-@njit(cache=True)
+@kernel
 def _submit(book, order_id, direction, price, size):  # pragma: no cover - compiled
     s = _side_index(direction)
     if s < 0:
         return BAD_DIRECTION
     if order_id <= 0:
         return BAD_ID
-    if order_id in book[5]:
+    if _has_id(book, order_id):
         return DUPLICATE_ID
     if size <= 0:
         return NONPOSITIVE_SIZE
@@ -371,7 +491,7 @@ def _submit(book, order_id, direction, price, size):  # pragma: no cover - compi
     return 0
 
 
-@njit(cache=True)
+@kernel
 def _consume_anonymous(book, s, price, size, at_best):  # pragma: no cover - compiled
     """An unknown id takes pre-window volume at its level, oldest (queue order) first."""
     orders, levels = book[0], book[1]
@@ -394,12 +514,14 @@ def _consume_anonymous(book, s, price, size, at_best):  # pragma: no cover - com
     return 0
 
 
-@njit(cache=True)
+@kernel
 def _checked(book, order_id, direction, price, size):  # pragma: no cover - compiled
     """(code, slot) as `LimitOrderBook._checked` decides them."""
-    if order_id <= 0 or order_id not in book[5]:
+    if order_id <= 0:
         return UNKNOWN_ID, -1
-    slot = book[5][order_id]
+    slot = _lookup(book[5], book[6], order_id, -1)
+    if slot < 0:
+        return UNKNOWN_ID, -1
     orders = book[0]
     if direction != 1 - 2 * orders[slot, O_SIDE]:
         return SIDE_MISMATCH, -1
@@ -410,7 +532,7 @@ def _checked(book, order_id, direction, price, size):  # pragma: no cover - comp
     return 0, slot
 
 
-@njit(cache=True)
+@kernel
 def _apply_known(book, event, order_id, direction, price, size):  # pragma: no cover - compiled
     code, slot = _checked(book, order_id, direction, price, size)
     if code:
@@ -438,24 +560,24 @@ def _apply_known(book, event, order_id, direction, price, size):  # pragma: no c
     return 0
 
 
-@njit(cache=True)
+@kernel
 def _apply_reference(book, event, order_id, direction, price, size, quirks):  # pragma: no cover - compiled
     """Cancel, delete or execute: a known order, or pre-window volume for an id the book never held."""
     s = _side_index(direction)
     allowance = 0
-    if s >= 0 and order_id not in book[5]:
-        allowance = book[6][s].get(price, 0)
+    if s >= 0 and not _has_id(book, order_id):
+        allowance = _allowance(book, s, price)
     if size > 0 and allowance >= size:
         code = _consume_anonymous(book, s, price, size, event == 4)
         if code:
             return code
-        book[6][s][price] = allowance - size
+        _add_allowance(book, s, price, -size)
         _count_quirk(quirks, Q_PRE_WINDOW, 1)
         return 0
     return _apply_known(book, event, order_id, direction, price, size)
 
 
-@njit(cache=True)
+@kernel
 def _step(book, event, order_id, size, price, direction, quirks):  # pragma: no cover - compiled
     if event == 1:
         return _submit(book, order_id, direction, price, size)
@@ -469,7 +591,7 @@ def _step(book, event, order_id, size, price, direction, quirks):  # pragma: no 
 # ----------------------------------------------------------------------------------------------- orderbook rows
 
 
-@njit(cache=True)
+@kernel
 def _count_quirk(quirks, which, amount):  # pragma: no cover - compiled
     if quirks[Q_ORDER + which] == 0:
         quirks[Q_NEXT] += 1
@@ -477,7 +599,7 @@ def _count_quirk(quirks, which, amount):  # pragma: no cover - compiled
     quirks[which] += amount
 
 
-@njit(cache=True)
+@kernel
 def _seed(book, row, quirks):  # pragma: no cover - compiled
     """`Replayer.seed_pre_window`: anonymous volume up to the row's levels, each an allowance for unknown ids."""
     added = 0
@@ -495,10 +617,10 @@ def _seed(book, row, quirks):  # pragma: no cover - compiled
         for s in range(1, -1, -1):
             price, size = row[index + 2 - 2 * s], row[index + 3 - 2 * s]
             if price != (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE) and size > 0:
-                book[6][s][price] = book[6][s].get(price, 0) + size
+                _add_allowance(book, s, price, size)
 
 
-@njit(cache=True)
+@kernel
 def _collect_shown(current, s, boundary, shown):  # pragma: no cover - compiled
     """Prices beyond `boundary` that `current` shows on side `s`, in first-seen order, last size winning."""
     empty = EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE
@@ -519,20 +641,20 @@ def _collect_shown(current, s, boundary, shown):  # pragma: no cover - compiled
     return count
 
 
-@njit(cache=True)
+@kernel
 def _sync_shown(book, s, shown, count, quirks):  # pragma: no cover - compiled
     for j in range(count):
         price, size = shown[0, j], shown[1, j]
         missing = size - _volume_at(book, s, price)
         if missing > 0:
             _add_anonymous(book, s, price, missing, False)
-            book[6][s][price] = book[6][s].get(price, 0) + missing
+            _add_allowance(book, s, price, missing)
             _count_quirk(quirks, Q_ADDED, missing)
         elif missing < 0:
             _count_quirk(quirks, Q_REMOVED, _trim_level(book, s, price, size))
 
 
-@njit(cache=True)
+@kernel
 def _drop_stale(book, s, boundary, shown, count, depth, quirks):  # pragma: no cover - compiled
     """Empty levels beyond `boundary` that the row does not show, until `depth` levels from the best are kept."""
     kept = 0
@@ -551,7 +673,7 @@ def _drop_stale(book, s, boundary, shown, count, depth, quirks):  # pragma: no c
         position -= 1
 
 
-@njit(cache=True)
+@kernel
 def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cover - compiled
     """`Replayer.sync_beyond_view`: asks, then bids."""
     depth = current.shape[0] // 4
@@ -564,7 +686,7 @@ def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cov
         _drop_stale(book, s, boundary, shown, count, depth, quirks)
 
 
-@njit(cache=True)
+@kernel
 def _level_pair(book, s, rank):  # pragma: no cover - compiled
     """(price, volume) of the level `rank` from the best on side `s`, or LOBSTER's padding."""
     if rank < book[4][M_COUNT + s]:
@@ -573,7 +695,7 @@ def _level_pair(book, s, rank):  # pragma: no cover - compiled
     return (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE), 0
 
 
-@njit(cache=True)
+@kernel
 def _mismatched_levels(book, expected):  # pragma: no cover - compiled
     """How many (price, size) pairs of `expected` the book's snapshot differs in."""
     mismatches = 0
@@ -586,7 +708,7 @@ def _mismatched_levels(book, expected):  # pragma: no cover - compiled
     return mismatches
 
 
-@njit(cache=True)
+@kernel
 def _snapshot_into(book, out):  # pragma: no cover - compiled
     for rank in range(out.shape[0] // 4):
         for s in range(1, -1, -1):
@@ -598,41 +720,59 @@ def _snapshot_into(book, out):  # pragma: no cover - compiled
 # ---------------------------------------------------------------------------------------------------- main loop
 
 
+@kernel
+def _compare_row(book, rows, seed, i, stats, quirks, shown):  # pragma: no cover - compiled
+    """Sync levels that came into view with orderbook row i, then count its mismatching levels."""
+    _sync_beyond_view(book, seed if i == 0 else rows[i - 1], rows[i], shown, quirks)
+    mismatches = _mismatched_levels(book, rows[i])
+    if mismatches:
+        if stats[0] == 0:
+            stats[2] = i + 1
+        stats[0] += 1
+        stats[1] += mismatches
+
+
+@kernel
+def _replay_range(book, start, inputs, outputs, has_rows, record):  # pragma: no cover - compiled
+    """Replay from message `start` until the end or until the book needs room; returns the next message."""
+    times, fields, rows, seed = inputs
+    codes, stats, quirks, shown, snapshots, last_time = outputs
+    need = 2 + rows.shape[1] // 2
+    for i in range(start, times.shape[0]):
+        if _short_of_room(book, need):
+            return i
+        if not times[i] >= last_time[0]:
+            code = TIME_BACKWARDS
+        else:
+            code = _step(book, fields[0, i], fields[1, i], fields[2, i], fields[3, i], fields[4, i], quirks)
+            if code == 0:
+                last_time[0] = times[i]
+        codes[i] = code
+        if has_rows:
+            _compare_row(book, rows, seed, i, stats, quirks, shown)
+        if record:
+            _snapshot_into(book, snapshots[i])
+    return times.shape[0]
+
+
 @njit(cache=True)
 def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record):  # pragma: no cover - compiled
     """Replay every message; returns codes, mismatch stats, quirk counters, recorded and final snapshots."""
     count = times.shape[0]
     width = rows.shape[1]
-    need = 2 + width // 2
     book = _new_book(_INITIAL_CAPACITY + 2 * width)
     codes = np.zeros(count, dtype=np.int8)
     stats = np.zeros(3, dtype=np.int64)  # row mismatches, level mismatches, first mismatching row (1-based)
     quirks = np.zeros(Q_NEXT + 1, dtype=np.int64)
-    shown = np.zeros((2, width), dtype=np.int64)
     snapshots = np.zeros((count if record else 0, 4 * snapshot_levels), dtype=np.int64)
+    outputs = (codes, stats, quirks, np.zeros((2, width), dtype=np.int64), snapshots, np.full(1, -np.inf))
     if has_rows:
         _seed(book, seed, quirks)
-    last_time = -np.inf
-    for i in range(count):
-        if book[4][M_ORDER_HWM] + need > book[0].shape[0]:
-            book = _grow(book)
-        if not times[i] >= last_time:
-            code = TIME_BACKWARDS
-        else:
-            code = _step(book, fields[0, i], fields[1, i], fields[2, i], fields[3, i], fields[4, i], quirks)
-            if code == 0:
-                last_time = times[i]
-        codes[i] = code
-        if has_rows:
-            _sync_beyond_view(book, seed if i == 0 else rows[i - 1], rows[i], shown, quirks)
-            mismatches = _mismatched_levels(book, rows[i])
-            if mismatches:
-                if stats[0] == 0:
-                    stats[2] = i + 1
-                stats[0] += 1
-                stats[1] += mismatches
-        if record:
-            _snapshot_into(book, snapshots[i])
+    i = 0
+    while i < count:
+        i = _replay_range(book, i, (times, fields, rows, seed), outputs, has_rows, record)
+        if i < count:
+            book = _reserve(book, 2 + width // 2)
     final = np.zeros(4 * snapshot_levels, dtype=np.int64)
     _snapshot_into(book, final)
     return codes, stats, quirks, snapshots, final
