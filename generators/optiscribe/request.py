@@ -120,6 +120,27 @@ class InstanceRequest:
             knobs=chosen_knobs,
         )
 
+    def violations(self, spec: InstanceSpec) -> list[str]:
+        """One reason per way `spec` leaves this request (family, sizes, density, fixed knobs)."""
+        if spec.family != self.family:
+            return [f"family {spec.family} is not the asked {self.family}"]
+        reasons = []
+        for name in family_spec(self.family).sizes:
+            low, high = self.size_range(name)
+            if not low <= spec.sizes[name] <= high:
+                reasons.append(f"size `{name}` is {spec.sizes[name]}, asked [{low}, {high}]")
+        if self.density is not None and not (
+            spec.density is not None and self.density[0] <= spec.density <= self.density[1]
+        ):
+            reasons.append(f"density is {spec.density}, asked [{self.density[0]:g}, {self.density[1]:g}]")
+        for name, value in self.knob_choices.items():
+            if spec.knobs[name] != value:
+                reasons.append(f"knob `{name}` is {spec.knobs[name]!r}, asked {value!r}")
+        for name, (low, high) in self.knob_ranges.items():
+            if not low <= float(spec.knobs[name]) <= high:
+                reasons.append(f"knob `{name}` is {spec.knobs[name]}, asked [{low:g}, {high:g}]")
+        return reasons
+
     def asked(self) -> dict[str, Any]:
         """The checkable demands as plain JSON: size ranges and the density range (None when not asked)."""
         family = family_spec(self.family)

@@ -1,0 +1,103 @@
+"""Challengers behind the LLM backend protocol: the request they get, and validation of what they answer.
+
+A challenger answers an instruction with either a JSON instance spec (see `SPEC_SCHEMA`) or a model in LP
+format following the families' naming conventions. `read_challenger_answer` validates either before anything
+is solved: a spec must build and stay inside the instruction; LP text must parse, and a parse failure is
+reported with SCIP's parser message. `scripted_challenger_policy` is the `scripted` backend's policy for this
+domain: it parses the instruction with the grammar and answers with a spec drawn around the standard knobs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from synth.generators.optiscribe.grammar import parse_instruction
+from synth.generators.optiscribe.policy import CemPolicy
+from synth.generators.optiscribe.request import InstanceRequest
+from synth.generators.optiscribe.spec import DIFFICULTIES, FAMILIES, InstanceSpec, SpecError
+from synth.pipelines.llm import GenRequest, Message, SamplingParams
+
+SPEC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "family": {"enum": list(FAMILIES)},
+        "sizes": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+        "density": {"type": ["number", "null"]},
+        "difficulty": {"enum": [*DIFFICULTIES, None]},
+        "knobs": {"type": "object"},
+    },
+    "required": ["family", "sizes"],
+    "additionalProperties": False,
+}
+SYSTEM_PROMPT = (
+    "You write mixed-integer linear programs that are feasible but hard for SCIP. Answer the instruction with a "
+    "JSON instance spec (family, sizes, density, difficulty, knobs), or with the model itself in LP format using "
+    "the family's names: facility location open_j, serve_i_j; max-cut x_i, cut_i_j; set cover x_j and rows "
+    "cover_i; combinatorial auction bid_b and rows item_k; independent set x_v; knapsack x_i_k."
+)
+
+
+@dataclass(frozen=True)
+class ChallengerAnswer:
+    """A validated answer: a spec or LP text, or the reason it was refused."""
+
+    spec: InstanceSpec | None = None
+    model_text: str | None = None
+    reason: str | None = None
+
+
+def challenger_request(
+    instruction: str, *, model: str = "scripted", sampling: SamplingParams | None = None
+) -> GenRequest:
+    """The generation request that asks a challenger for an instance."""
+    return GenRequest(
+        model=model,
+        messages=(Message("system", SYSTEM_PROMPT), Message("user", instruction)),
+        sampling=sampling or SamplingParams(),
+        schema=SPEC_SCHEMA,
+    )
+
+
+def _read_spec(text: str, request: InstanceRequest) -> ChallengerAnswer:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        return ChallengerAnswer(reason=f"spec: not JSON ({error.msg} at char {error.pos})")
+    if isinstance(data, dict) and "error" in data:
+        return ChallengerAnswer(reason=f"challenger refused: {data['error']}")
+    try:
+        spec = InstanceSpec.from_dict(data) if isinstance(data, dict) else InstanceSpec.from_json(text)
+    except SpecError as error:
+        message = str(error)
+        return ChallengerAnswer(reason=message if message.startswith("spec:") else f"spec: {message}")
+    outside = request.violations(spec)
+    return ChallengerAnswer(spec=spec, reason=f"spec ignores the instruction: {outside[0]}" if outside else None)
+
+
+def read_challenger_answer(text: str, *, instruction: str) -> ChallengerAnswer:
+    """Validate a challenger's answer to `instruction` before solving (bad instructions raise `SpecError`)."""
+    from synth.validators.optiscribe.reading import ModelTextError, read_model_text
+
+    request = parse_instruction(instruction)
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return _read_spec(stripped, request)
+    try:
+        read_model_text(text)
+    except ModelTextError as error:
+        return ChallengerAnswer(reason=f"malformed LP: {error}")
+    return ChallengerAnswer(model_text=text)
+
+
+def scripted_challenger_policy(request: GenRequest, rng: np.random.Generator) -> str:
+    """Parse the last user message with the grammar and answer with a spec drawn around the standard knobs."""
+    instruction = next(m.content for m in reversed(request.messages) if m.role == "user")
+    try:
+        spec = CemPolicy().sample(parse_instruction(instruction), rng).spec
+    except SpecError as error:
+        return json.dumps({"error": str(error)})
+    return spec.to_json()
