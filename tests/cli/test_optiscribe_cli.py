@@ -92,3 +92,21 @@ def test_a_bad_instruction_in_the_config_is_a_one_line_error(tmp_path):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "generator.curriculum" in lines[0] and "unknown family" in lines[0]
+
+
+def test_export_writes_lp_and_mps_files_that_solve_like_the_rows(dataset, tmp_path):
+    from synth.generators.optiscribe.export import export_instances
+    from synth.pipelines.errors import OutputDirError
+    from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
+
+    report = export_instances(dataset, target=tmp_path / "instances")
+    kept = pq.read_table(dataset / "data").to_pylist()
+    assert report["instances"] == len(kept) and report["files"] == 2 * len(kept)
+    row = kept[0]
+    settings = ScipSettings(**json.loads(row["scip_settings"]))
+    lp = (tmp_path / "instances" / f"{row['id']}.lp").read_text()
+    mps = (tmp_path / "instances" / f"{row['id']}.mps").read_text()
+    assert lp == row["model_text"]
+    assert solve_model_text(mps, fmt="mps", settings=settings).primal_bound == row["scip_primal_bound"]
+    with pytest.raises(OutputDirError, match="not empty"):
+        export_instances(dataset, target=tmp_path / "instances")
