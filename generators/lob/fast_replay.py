@@ -31,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only where numba is missing
     NUMBA_AVAILABLE = False
 
-    def njit(*args: Any, **kwargs: Any) -> Any:  # noqa: ARG001
+    def njit(*args: Any, **kwargs: Any) -> Any:
         """Stand-in decorator so this module imports without numba; `replay_strict_fast` refuses to run."""
         return lambda function: function
 
