@@ -40,8 +40,7 @@ def kernel(function: Any) -> Any:
     """Compile a helper that allocates nothing without numba's reference counting (`_nrt=False`).
 
     Taking arrays out of the book tuple otherwise costs an atomic increment and decrement per array per call,
-    several times the work of the replay itself. Only `_new_book`, `_grow_orders`, `_rehash`, `_reserve` and
-    `_replay_loop` allocate; they keep the runtime.
+    several times the work of the replay itself. The few functions that allocate (`njit` below) keep the runtime.
     """
     return njit(cache=True, _nrt=False)(function)
 
@@ -178,9 +177,30 @@ def _erase(table, values, key):  # pragma: no cover - compiled
     table[i] = EMPTY_KEY
 
 
+@kernel
+def _fill(array, value):  # pragma: no cover - compiled
+    for i in range(array.shape[0]):
+        array[i] = value
+
+
+@njit(cache=True)
+def _empty_table(capacity):  # pragma: no cover - compiled
+    table = np.empty(capacity, dtype=np.int64)
+    _fill(table, EMPTY_KEY)
+    return table
+
+
+@kernel
+def _copy_into(new, old):  # pragma: no cover - compiled
+    """Copy a 2-D array into the top-left corner of a larger one (explicit loops compile much faster)."""
+    for i in range(old.shape[0]):
+        for j in range(old.shape[1]):
+            new[i, j] = old[i, j]
+
+
 @njit(cache=True)
 def _rehash(table, values, capacity):  # pragma: no cover - compiled
-    new_table = np.full(capacity, EMPTY_KEY, dtype=np.int64)
+    new_table = _empty_table(capacity)
     new_values = np.zeros(capacity, dtype=np.int64)
     for i in range(table.shape[0]):
         if table[i] != EMPTY_KEY:
@@ -201,8 +221,7 @@ def _new_book(capacity):  # pragma: no cover - compiled
     table = 16
     while table < 2 * capacity:
         table *= 2
-    ids = np.full(table, EMPTY_KEY, dtype=np.int64)
-    window = np.full(table, EMPTY_KEY, dtype=np.int64)
+    ids, window = _empty_table(table), _empty_table(table)
     return (orders, levels, keys, slots, meta, ids, np.zeros(table, dtype=np.int64), window, np.zeros(table, np.int64))
 
 
@@ -211,13 +230,13 @@ def _grow_orders(book):  # pragma: no cover - compiled
     orders, levels, keys, slots = book[0], book[1], book[2], book[3]
     capacity = orders.shape[0] * 2
     new_orders = np.zeros((capacity, ORDER_FIELDS), dtype=np.int64)
-    new_orders[: orders.shape[0]] = orders
     new_levels = np.zeros((capacity, LEVEL_FIELDS), dtype=np.int64)
-    new_levels[: levels.shape[0]] = levels
     new_keys = np.zeros((2, capacity), dtype=np.int64)
-    new_keys[:, : keys.shape[1]] = keys
     new_slots = np.zeros((2, capacity), dtype=np.int64)
-    new_slots[:, : slots.shape[1]] = slots
+    _copy_into(new_orders, orders)
+    _copy_into(new_levels, levels)
+    _copy_into(new_keys, keys)
+    _copy_into(new_slots, slots)
     return (new_orders, new_levels, new_keys, new_slots, book[4], book[5], book[6], book[7], book[8])
 
 
@@ -765,7 +784,8 @@ def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record): 
     stats = np.zeros(3, dtype=np.int64)  # row mismatches, level mismatches, first mismatching row (1-based)
     quirks = np.zeros(Q_NEXT + 1, dtype=np.int64)
     snapshots = np.zeros((count if record else 0, 4 * snapshot_levels), dtype=np.int64)
-    outputs = (codes, stats, quirks, np.zeros((2, width), dtype=np.int64), snapshots, np.full(1, -np.inf))
+    outputs = (codes, stats, quirks, np.zeros((2, width), dtype=np.int64), snapshots, np.zeros(1))
+    outputs[5][0] = -np.inf  # the time of the last applied message
     if has_rows:
         _seed(book, seed, quirks)
     i = 0
@@ -845,18 +865,18 @@ def _run(
 ) -> tuple[ReplayReport, np.ndarray, np.ndarray] | None:
     """Convert and replay; None when the input cannot be held exactly in int64 arrays."""
     start = clock.perf_counter()
-    converted = _message_arrays(messages) if messages else (np.zeros(0), np.zeros((5, 0), dtype=np.int64))
+    converted = _message_arrays(messages) if len(messages) else (np.zeros(0), np.zeros((5, 0), dtype=np.int64))
     if converted is None:
         return None
     times, fields = converted
     rows, seed = np.zeros((0, 4), dtype=np.int64), np.zeros(4, dtype=np.int64)
-    if orderbook is not None and messages:
+    if orderbook is not None and len(messages):
         arrays = _row_arrays(orderbook, undo_first_message(orderbook[0], messages[0]))
         if arrays is None:
             return None
         rows, seed = arrays
     codes, stats, quirks, snapshots, final = _replay_loop(
-        times, fields, rows, seed, orderbook is not None and bool(messages), snapshot_levels, record
+        times, fields, rows, seed, orderbook is not None and len(messages) > 0, snapshot_levels, record
     )
     report = _report(codes, stats, quirks, rows_compared=len(rows), levels=rows.shape[1] // 4 if len(rows) else 0)
     report.seconds = clock.perf_counter() - start
