@@ -19,7 +19,6 @@ import numpy as np
 from synth.generators.optiscribe.request import InstanceRequest
 from synth.generators.optiscribe.spec import InstanceSpec, KnobValue, family_spec
 
-MIN_STD = 0.05
 MIN_PROB = 0.02
 INITIAL_STD = 0.3
 
@@ -121,6 +120,7 @@ class CemPolicy:
     probs: dict[str, dict[str, float]] = field(default_factory=dict)
     elite_fraction: float = 0.25
     smoothing: float = 0.7
+    min_std: float = 0.05
 
     def ensure(self, dims: Sequence[Dimension]) -> None:
         """Start dimensions not seen yet at the family default (choices: half the mass on the default)."""
@@ -158,7 +158,7 @@ class CemPolicy:
             values = np.array([float(p[name]) for p in elite if name in p])
             if values.size:
                 self.means[name] = float((1 - alpha) * self.means[name] + alpha * values.mean())
-                self.stds[name] = float(max((1 - alpha) * self.stds[name] + alpha * values.std(), MIN_STD))
+                self.stds[name] = float(max((1 - alpha) * self.stds[name] + alpha * values.std(), self.min_std))
         for name, probs in self.probs.items():
             picked = [p[name] for p in elite if name in p]
             if not picked:
@@ -176,6 +176,7 @@ class CemPolicy:
             "probs": {name: dict(sorted(p.items())) for name, p in sorted(self.probs.items())},
             "elite_fraction": self.elite_fraction,
             "smoothing": self.smoothing,
+            "min_std": self.min_std,
         }
 
     @classmethod
@@ -187,4 +188,5 @@ class CemPolicy:
             probs={name: dict(p) for name, p in data["probs"].items()},
             elite_fraction=float(data["elite_fraction"]),
             smoothing=float(data["smoothing"]),
+            min_std=float(data.get("min_std", 0.05)),
         )

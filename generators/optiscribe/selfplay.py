@@ -38,6 +38,7 @@ class SelfPlaySettings:
     challenger: ChallengerKind = "cem"
     elite_fraction: float = 0.25
     smoothing: float = 0.7
+    min_std: float = 0.05
     advance_reward: float = 0.5
     advance_feasible: float = 0.8
     scip: ScipSettings = field(default_factory=ScipSettings)
@@ -177,7 +178,9 @@ def _record_round(
 
 def new_state(settings: SelfPlaySettings) -> SelfPlayState:
     """A fresh state: the policy at the family defaults, level 0, round 0."""
-    return SelfPlayState(CemPolicy(elite_fraction=settings.elite_fraction, smoothing=settings.smoothing))
+    return SelfPlayState(
+        CemPolicy(elite_fraction=settings.elite_fraction, smoothing=settings.smoothing, min_std=settings.min_std)
+    )
 
 
 def round_rng(seed: int, round_index: int) -> np.random.Generator:
