@@ -14,8 +14,10 @@ sums, ragged rows) is replayed by the Python engine instead, so the report is al
 from __future__ import annotations
 
 import time as clock
+from array import array
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,12 @@ def kernel(function: Any) -> Any:
     return njit(cache=True, _nrt=False)(function)
 
 
+def inline_kernel(function: Any) -> Any:
+    """A `kernel` inlined into its callers by numba: the glue of the message loop, where passing the book's arrays
+    to a separate function costs more than the function's own work (and inlining also shortens compilation)."""
+    return njit(cache=True, _nrt=False, inline="always")(function)
+
+
 CODE_NAMES: tuple[ReasonCode | None, ...] = (
     None,
     "unknown_id",
@@ -63,6 +71,7 @@ CODE_NAMES: tuple[ReasonCode | None, ...] = (
     "bad_type",
 )
 """Reason code strings by the small integer the compiled loop returns (0: applied)."""
+_CODE_OBJECTS = np.array(CODE_NAMES, dtype=object)
 
 QUIRK_NAMES = ("initial_anonymous_volume", "pre_window_order", "scrolled_in_volume_added", "scrolled_in_volume_removed")
 
@@ -255,7 +264,7 @@ def _reserve(book, need):  # pragma: no cover - compiled
     return book
 
 
-@kernel
+@inline_kernel
 def _short_of_room(book, need):  # pragma: no cover - compiled
     meta = book[4]
     return (
@@ -490,7 +499,7 @@ def _best_price(book, s):  # pragma: no cover - compiled
     return book[1][_level_at_rank(book, s, 0), L_PRICE]
 
 
-@kernel
+@inline_kernel
 def _submit(book, order_id, direction, price, size):  # pragma: no cover - compiled
     s = _side_index(direction)
     if s < 0:
@@ -533,7 +542,7 @@ def _consume_anonymous(book, s, price, size, at_best):  # pragma: no cover - com
     return 0
 
 
-@kernel
+@inline_kernel
 def _checked(book, order_id, direction, price, size):  # pragma: no cover - compiled
     """(code, slot) as `LimitOrderBook._checked` decides them."""
     if order_id <= 0:
@@ -551,7 +560,7 @@ def _checked(book, order_id, direction, price, size):  # pragma: no cover - comp
     return 0, slot
 
 
-@kernel
+@inline_kernel
 def _apply_known(book, event, order_id, direction, price, size):  # pragma: no cover - compiled
     code, slot = _checked(book, order_id, direction, price, size)
     if code:
@@ -579,7 +588,7 @@ def _apply_known(book, event, order_id, direction, price, size):  # pragma: no c
     return 0
 
 
-@kernel
+@inline_kernel
 def _apply_reference(book, event, order_id, direction, price, size, quirks):  # pragma: no cover - compiled
     """Cancel, delete or execute: a known order, or pre-window volume for an id the book never held."""
     s = _side_index(direction)
@@ -596,7 +605,7 @@ def _apply_reference(book, event, order_id, direction, price, size, quirks):  # 
     return _apply_known(book, event, order_id, direction, price, size)
 
 
-@kernel
+@inline_kernel
 def _step(book, event, order_id, size, price, direction, quirks):  # pragma: no cover - compiled
     if event == 1:
         return _submit(book, order_id, direction, price, size)
@@ -639,7 +648,7 @@ def _seed(book, row, quirks):  # pragma: no cover - compiled
                 _add_allowance(book, s, price, size)
 
 
-@kernel
+@inline_kernel
 def _collect_shown(current, s, boundary, shown):  # pragma: no cover - compiled
     """Prices beyond `boundary` that `current` shows on side `s`, in first-seen order, last size winning."""
     empty = EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE
@@ -660,7 +669,7 @@ def _collect_shown(current, s, boundary, shown):  # pragma: no cover - compiled
     return count
 
 
-@kernel
+@inline_kernel
 def _sync_shown(book, s, shown, count, quirks):  # pragma: no cover - compiled
     for j in range(count):
         price, size = shown[0, j], shown[1, j]
@@ -673,7 +682,7 @@ def _sync_shown(book, s, shown, count, quirks):  # pragma: no cover - compiled
             _count_quirk(quirks, Q_REMOVED, _trim_level(book, s, price, size))
 
 
-@kernel
+@inline_kernel
 def _drop_stale(book, s, boundary, shown, count, depth, quirks):  # pragma: no cover - compiled
     """Empty levels beyond `boundary` that the row does not show, until `depth` levels from the best are kept."""
     kept = 0
@@ -692,7 +701,7 @@ def _drop_stale(book, s, boundary, shown, count, depth, quirks):  # pragma: no c
         position -= 1
 
 
-@kernel
+@inline_kernel
 def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cover - compiled
     """`Replayer.sync_beyond_view`: asks, then bids."""
     depth = current.shape[0] // 4
@@ -705,7 +714,7 @@ def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cov
         _drop_stale(book, s, boundary, shown, count, depth, quirks)
 
 
-@kernel
+@inline_kernel
 def _level_pair(book, s, rank):  # pragma: no cover - compiled
     """(price, volume) of the level `rank` from the best on side `s`, or LOBSTER's padding."""
     if rank < book[4][M_COUNT + s]:
@@ -714,7 +723,7 @@ def _level_pair(book, s, rank):  # pragma: no cover - compiled
     return (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE), 0
 
 
-@kernel
+@inline_kernel
 def _mismatched_levels(book, expected):  # pragma: no cover - compiled
     """How many (price, size) pairs of `expected` the book's snapshot differs in."""
     mismatches = 0
@@ -739,7 +748,7 @@ def _snapshot_into(book, out):  # pragma: no cover - compiled
 # ---------------------------------------------------------------------------------------------------- main loop
 
 
-@kernel
+@inline_kernel
 def _compare_row(book, rows, seed, i, stats, quirks, shown):  # pragma: no cover - compiled
     """Sync levels that came into view with orderbook row i, then count its mismatching levels."""
     _sync_beyond_view(book, seed if i == 0 else rows[i - 1], rows[i], shown, quirks)
@@ -801,57 +810,78 @@ def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record): 
 # ------------------------------------------------------------------------------------------------ conversion
 
 
-def _exact_int64(column: np.ndarray, limit: int) -> np.ndarray | None:
-    """`column` as int64 when every value is an integer within ±limit, else None."""
+def _inferred_int64(column: np.ndarray) -> np.ndarray | None:
+    """A numpy-inferred column as int64 when every value is an integer (bools, integral floats), else None."""
     kind = column.dtype.kind
     if kind not in "biuf" or column.ndim != 1:
         return None
-    if kind == "b" or not column.size:
-        return column.astype(np.int64)
     if kind == "f" and not (np.isfinite(column).all() and (column == np.trunc(column)).all()):
         return None
-    if column.max() > limit or column.min() < -limit:
+    if kind == "u" and column.size and column.max() > 2**62:
         return None
     return column.astype(np.int64)
+
+
+def _within(column: np.ndarray | None, limit: int) -> np.ndarray | None:
+    if column is None or (column.size and (column.max() > limit or column.min() < -limit)):
+        return None
+    return column
+
+
+def _exact_int64(values: Sequence[Any], limit: int) -> np.ndarray | None:
+    """`values` as int64 when every one is an integer within ±limit, else None.
+
+    Python ints (the common case) go through `array("q")`, which refuses anything that is not an integer; other
+    numbers (floats that hold integers, numpy scalars) through numpy's type inference.
+    """
+    try:
+        column = np.frombuffer(array("q", values), dtype=np.int64)
+    except (TypeError, OverflowError):
+        column = _inferred_int64(np.array(values))
+    return _within(column, limit)
 
 
 def _message_arrays(messages: Sequence[LobsterMessage]) -> tuple[np.ndarray, np.ndarray] | None:
     """(times float64 (n,), fields int64 (5, n): type, id, size, price, direction), or None if not exact."""
     try:
-        columns = list(zip(*messages, strict=True))
-    except (TypeError, ValueError):
-        return None
-    if len(columns) != len(LobsterMessage._fields):
+        columns = list(zip(*messages, strict=False))  # as many columns as the shortest message has fields
+        if len(columns) != len(LobsterMessage._fields) or max(map(len, messages)) != len(columns):
+            return None
+    except TypeError:
         return None
     times = np.array(columns[0])
     if times.dtype.kind not in "biuf" or times.ndim != 1:
         return None
-    if times.dtype.kind in "iu" and times.size and (times.max() > 2**53 or times.min() < -(2**53)):
+    if times.dtype.kind in "iu" and (times.max() > 2**53 or times.min() < -(2**53)):
         return None  # Python compares such integers with float times exactly
     limits = (2**62, 2**62, EXACT_LIMIT, EXACT_LIMIT, 2**62)
-    fields = []
-    for column, limit in zip(columns[1:], limits, strict=True):
-        converted = _exact_int64(np.array(column), limit)
-        if converted is None:
-            return None
-        fields.append(converted)
+    fields = [_exact_int64(column, limit) for column, limit in zip(columns[1:], limits, strict=True)]
+    if any(column is None for column in fields):
+        return None
     return times.astype(np.float64), np.stack(fields)
 
 
 def _row_arrays(orderbook: Sequence[OrderbookRow], seed: OrderbookRow) -> tuple[np.ndarray, np.ndarray] | None:
     """(rows int64 (n, 4L), seed int64 (4L,)), or None if not exact or not 4L values per row."""
     try:
-        rows = np.array(orderbook)
-        first = np.array(seed)
-    except (TypeError, ValueError):
+        width = len(orderbook[0])
+        if not width or width % 4 or len(seed) != width or min(map(len, orderbook)) != width:
+            return None
+    except TypeError:
         return None
-    if rows.ndim != 2 or rows.shape[1] == 0 or rows.shape[1] % 4 or first.shape != (rows.shape[1],):
+    try:
+        flat: np.ndarray | None = np.frombuffer(array("q", chain.from_iterable(orderbook)), dtype=np.int64)
+    except (TypeError, OverflowError):
+        flat = None
+    if flat is None or len(flat) != len(orderbook) * width:  # not all ints, or a row longer than the first
+        try:
+            flat = _inferred_int64(np.array(orderbook).reshape(-1))  # refuses ragged rows
+        except ValueError:
+            return None
+    rows, first = _within(flat, EXACT_LIMIT), _exact_int64(seed, EXACT_LIMIT)
+    if rows is None or first is None or len(rows) != len(orderbook) * width:
         return None
-    converted = _exact_int64(rows.reshape(-1), EXACT_LIMIT)
-    converted_seed = _exact_int64(first, EXACT_LIMIT)
-    if converted is None or converted_seed is None:
-        return None
-    return np.ascontiguousarray(converted.reshape(rows.shape)), converted_seed
+    return rows.reshape(len(orderbook), width), first
 
 
 def _require_numba() -> None:
@@ -889,7 +919,7 @@ def _report(
     """The Python engine's report from the loop's arrays, counters keyed in the same first-seen order."""
     names = CODE_NAMES
     report = ReplayReport(mode="strict", messages=len(codes))
-    report.codes = [names[code] for code in codes.tolist()]
+    report.codes = _CODE_OBJECTS[codes].tolist()
     tally = np.bincount(codes, minlength=len(names))
     refused = [int(code) for code in np.flatnonzero(tally[1:]) + 1]
     refused.sort(key=lambda code: int(np.argmax(codes == code)))
