@@ -3,8 +3,8 @@
 The L3 book lives in flat int64 arrays: one row per order slot (id, side, price, size, FIFO links, level slot), one
 row per price level (queue head and tail, volume, anonymous volume, price), and per side a sorted array of level
 keys (`price` for bids, `−price` for asks, so the best level is the last entry on both sides). Order ids map to
-slots through a typed dict. Every message is checked in the same order as `LimitOrderBook` and `Replayer` check it,
-so the first failing reason is the same, and a refused message changes nothing.
+slots through an open-addressing hash table. Every message is checked in the same order as `LimitOrderBook` and
+`Replayer` check it, so the first failing reason is the same, and a refused message changes nothing.
 
 Messages and orderbook rows are converted to numpy arrays outside the compiled loop. Input the arrays cannot hold
 exactly (non-numeric fields, non-integral ids, sizes or prices, values beyond ±2**40 that could overflow int64 level
@@ -49,7 +49,7 @@ def kernel(function: Any) -> Any:
 
 def inline_kernel(function: Any) -> Any:
     """A `kernel` inlined into its callers by numba: the glue of the message loop, where passing the book's arrays
-    to a separate function costs more than the function's own work (and inlining also shortens compilation)."""
+    to a separate function costs more than the function's own work."""
     return njit(cache=True, _nrt=False, inline="always")(function)
 
 
@@ -90,6 +90,16 @@ BAD_DIRECTION = 12
 TIME_BACKWARDS = 13
 BAD_TYPE = 14
 
+# The book: a tuple of arrays, indexed by these constants.
+B_ORDERS = 0  # (capacity, ORDER_FIELDS): one row per order slot
+B_LEVELS = 1  # (capacity, LEVEL_FIELDS): one row per level slot
+B_KEYS = 2  # (2, capacity): per side, the sorted keys of its levels (price for bids, −price for asks)
+B_SLOTS = 3  # (2, capacity): per side, the level slot beside each key
+B_META = 4  # (META_FIELDS,): free lists, high-water marks, level counts, the next anonymous id, table counts
+B_IDS = 5  # hash table keys: order ids (anonymous ones negative)
+B_ID_SLOTS = 6  # hash table values: the order's slot
+B_WINDOW = 7  # hash table keys: 2·price + side
+B_ALLOWANCES = 8  # hash table values: pre-window volume unknown ids may still take there
 # Order slot columns.
 O_ID = 0
 O_SIDE = 1  # 0 bids (direction +1), 1 asks (direction −1)
@@ -138,7 +148,7 @@ _INITIAL_CAPACITY = 1024
 
 @kernel
 def _hash_home(key, mask):  # pragma: no cover - compiled
-    """Fibonacci hashing: the top bits of key × 2**64/φ (wrapping int64 arithmetic)."""
+    """Fibonacci hashing: bits 32 and up of key × 2**64/φ (wrapping int64 arithmetic)."""
     return ((key * HASH_MULTIPLIER) >> 32) & mask
 
 
@@ -236,7 +246,7 @@ def _new_book(capacity):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _grow_orders(book):  # pragma: no cover - compiled
-    orders, levels, keys, slots = book[0], book[1], book[2], book[3]
+    orders, levels, keys, slots = book[B_ORDERS], book[B_LEVELS], book[B_KEYS], book[B_SLOTS]
     capacity = orders.shape[0] * 2
     new_orders = np.zeros((capacity, ORDER_FIELDS), dtype=np.int64)
     new_levels = np.zeros((capacity, LEVEL_FIELDS), dtype=np.int64)
@@ -246,58 +256,59 @@ def _grow_orders(book):  # pragma: no cover - compiled
     _copy_into(new_levels, levels)
     _copy_into(new_keys, keys)
     _copy_into(new_slots, slots)
-    return (new_orders, new_levels, new_keys, new_slots, book[4], book[5], book[6], book[7], book[8])
+    _, _, _, _, meta, ids, id_slots, window, allowances = book
+    return (new_orders, new_levels, new_keys, new_slots, meta, ids, id_slots, window, allowances)
 
 
 @njit(cache=True)
 def _reserve(book, need):  # pragma: no cover - compiled
     """Room for `need` more orders, levels, ids and pre-window prices: the most one message can add."""
-    meta = book[4]
-    if meta[M_ORDER_HWM] + need > book[0].shape[0]:
+    meta = book[B_META]
+    if meta[M_ORDER_HWM] + need > book[B_ORDERS].shape[0]:
         book = _grow_orders(book)
-    if 2 * (meta[M_ID_COUNT] + need) > book[5].shape[0]:
-        ids, values = _rehash(book[5], book[6], 2 * book[5].shape[0])
-        book = (book[0], book[1], book[2], book[3], meta, ids, values, book[7], book[8])
-    if 2 * (meta[M_WINDOW_COUNT] + need) > book[7].shape[0]:
-        window, values = _rehash(book[7], book[8], 2 * book[7].shape[0])
-        book = (book[0], book[1], book[2], book[3], meta, book[5], book[6], window, values)
-    return book
+    orders, levels, keys, slots, _, ids, id_slots, window, allowances = book
+    if 2 * (meta[M_ID_COUNT] + need) > ids.shape[0]:
+        ids, id_slots = _rehash(ids, id_slots, 2 * ids.shape[0])
+    if 2 * (meta[M_WINDOW_COUNT] + need) > window.shape[0]:
+        window, allowances = _rehash(window, allowances, 2 * window.shape[0])
+    return (orders, levels, keys, slots, meta, ids, id_slots, window, allowances)
 
 
 @inline_kernel
 def _short_of_room(book, need):  # pragma: no cover - compiled
-    meta = book[4]
+    meta = book[B_META]
     return (
-        meta[M_ORDER_HWM] + need > book[0].shape[0]
-        or 2 * (meta[M_ID_COUNT] + need) > book[5].shape[0]
-        or 2 * (meta[M_WINDOW_COUNT] + need) > book[7].shape[0]
+        meta[M_ORDER_HWM] + need > book[B_ORDERS].shape[0]
+        or 2 * (meta[M_ID_COUNT] + need) > book[B_IDS].shape[0]
+        or 2 * (meta[M_WINDOW_COUNT] + need) > book[B_WINDOW].shape[0]
     )
 
 
 @kernel
 def _has_id(book, order_id):  # pragma: no cover - compiled
-    table = book[5]
+    table = book[B_IDS]
     return table[_probe(table, order_id)] == order_id
 
 
 @kernel
 def _allowance(book, s, price):  # pragma: no cover - compiled
     """Pre-window volume an unknown id may still take at (side, price)."""
-    return _lookup(book[7], book[8], 2 * price + s, 0)
+    return _lookup(book[B_WINDOW], book[B_ALLOWANCES], 2 * price + s, 0)
 
 
 @kernel
 def _add_allowance(book, s, price, amount):  # pragma: no cover - compiled
     key = 2 * price + s
-    book[4][M_WINDOW_COUNT] += _store(book[7], book[8], key, _lookup(book[7], book[8], key, 0) + amount)
+    window, allowances = book[B_WINDOW], book[B_ALLOWANCES]
+    book[B_META][M_WINDOW_COUNT] += _store(window, allowances, key, _lookup(window, allowances, key, 0) + amount)
 
 
 @kernel
 def _position(book, s, key):  # pragma: no cover - compiled
     """First position on side `s` whose key is not below `key`."""
-    keys = book[2]
+    keys = book[B_KEYS]
     low = 0
-    high = book[4][M_COUNT + s]
+    high = book[B_META][M_COUNT + s]
     while low < high:
         middle = (low + high) >> 1
         if keys[s, middle] < key:
@@ -312,26 +323,26 @@ def _level_slot(book, s, price):  # pragma: no cover - compiled
     """The level slot of `price` on side `s`, or −1."""
     key = price if s == 0 else -price
     position = _position(book, s, key)
-    if position < book[4][M_COUNT + s] and book[2][s, position] == key:
-        return book[3][s, position]
+    if position < book[B_META][M_COUNT + s] and book[B_KEYS][s, position] == key:
+        return book[B_SLOTS][s, position]
     return -1
 
 
 @kernel
 def _volume_at(book, s, price):  # pragma: no cover - compiled
     level = _level_slot(book, s, price)
-    return book[1][level, L_VOLUME] if level >= 0 else 0
+    return book[B_LEVELS][level, L_VOLUME] if level >= 0 else 0
 
 
 @kernel
 def _level_at_rank(book, s, rank):  # pragma: no cover - compiled
     """The level slot `rank` levels from the best on side `s` (0: the best); the caller checks the count."""
-    return book[3][s, book[4][M_COUNT + s] - 1 - rank]
+    return book[B_SLOTS][s, book[B_META][M_COUNT + s] - 1 - rank]
 
 
 @kernel
 def _open_level(book, s, price):  # pragma: no cover - compiled
-    levels, keys, slots, meta = book[1], book[2], book[3], book[4]
+    levels, keys, slots, meta = book[B_LEVELS], book[B_KEYS], book[B_SLOTS], book[B_META]
     key = price if s == 0 else -price
     position = _position(book, s, key)
     count = meta[M_COUNT + s]
@@ -357,7 +368,7 @@ def _open_level(book, s, price):  # pragma: no cover - compiled
 
 @kernel
 def _close_level(book, s, level):  # pragma: no cover - compiled
-    levels, keys, slots, meta = book[1], book[2], book[3], book[4]
+    levels, keys, slots, meta = book[B_LEVELS], book[B_KEYS], book[B_SLOTS], book[B_META]
     price = levels[level, L_PRICE]
     position = _position(book, s, price if s == 0 else -price)
     count = meta[M_COUNT + s] - 1
@@ -372,7 +383,7 @@ def _close_level(book, s, level):  # pragma: no cover - compiled
 @kernel
 def _rest(book, order_id, s, price, size, front):  # pragma: no cover - compiled
     """Rest an order at the front or back of its level's queue (`LimitOrderBook._rest`)."""
-    orders, levels, meta = book[0], book[1], book[4]
+    orders, levels, meta = book[B_ORDERS], book[B_LEVELS], book[B_META]
     level = _level_slot(book, s, price)
     if level < 0:
         level = _open_level(book, s, price)
@@ -408,13 +419,13 @@ def _rest(book, order_id, s, price, size, front):  # pragma: no cover - compiled
     levels[level, L_VOLUME] += size
     if order_id < 0:
         levels[level, L_ANONYMOUS] += size
-    meta[M_ID_COUNT] += _store(book[5], book[6], order_id, slot)
+    meta[M_ID_COUNT] += _store(book[B_IDS], book[B_ID_SLOTS], order_id, slot)
 
 
 @kernel
 def _reduce(book, slot, size):  # pragma: no cover - compiled
     """Take `size` from an order; an emptied order leaves its queue, an emptied level leaves its side."""
-    orders, levels, meta = book[0], book[1], book[4]
+    orders, levels, meta = book[B_ORDERS], book[B_LEVELS], book[B_META]
     level = orders[slot, O_LEVEL]
     levels[level, L_VOLUME] -= size
     if orders[slot, O_ID] < 0:
@@ -431,7 +442,7 @@ def _reduce(book, slot, size):  # pragma: no cover - compiled
         orders[following, O_PREV] = previous
     else:
         levels[level, L_TAIL] = previous
-    _erase(book[5], book[6], orders[slot, O_ID])
+    _erase(book[B_IDS], book[B_ID_SLOTS], orders[slot, O_ID])
     meta[M_ID_COUNT] -= 1
     orders[slot, O_NEXT] = meta[M_ORDER_FREE]
     meta[M_ORDER_FREE] = slot
@@ -441,7 +452,7 @@ def _reduce(book, slot, size):  # pragma: no cover - compiled
 
 @kernel
 def _add_anonymous(book, s, price, size, front):  # pragma: no cover - compiled
-    meta = book[4]
+    meta = book[B_META]
     order_id = meta[M_NEXT_ANONYMOUS]
     meta[M_NEXT_ANONYMOUS] -= 1
     _rest(book, order_id, s, price, size, front)
@@ -450,7 +461,7 @@ def _add_anonymous(book, s, price, size, front):  # pragma: no cover - compiled
 @kernel
 def _trim_level(book, s, price, volume):  # pragma: no cover - compiled
     """Shrink a level to `volume`: anonymous volume first (queue order), then the newest known orders."""
-    orders, levels = book[0], book[1]
+    orders, levels = book[B_ORDERS], book[B_LEVELS]
     level = _level_slot(book, s, price)
     if level < 0:
         return 0
@@ -496,7 +507,7 @@ def _side_index(direction):  # pragma: no cover - compiled
 
 @kernel
 def _best_price(book, s):  # pragma: no cover - compiled
-    return book[1][_level_at_rank(book, s, 0), L_PRICE]
+    return book[B_LEVELS][_level_at_rank(book, s, 0), L_PRICE]
 
 
 @inline_kernel
@@ -511,7 +522,7 @@ def _submit(book, order_id, direction, price, size):  # pragma: no cover - compi
     if size <= 0:
         return NONPOSITIVE_SIZE
     other = 1 - s
-    if book[4][M_COUNT + other] > 0:
+    if book[B_META][M_COUNT + other] > 0:
         opposite = _best_price(book, other)
         if (price >= opposite) if s == 0 else (price <= opposite):
             return CROSSING_LIMIT
@@ -522,7 +533,7 @@ def _submit(book, order_id, direction, price, size):  # pragma: no cover - compi
 @kernel
 def _consume_anonymous(book, s, price, size, at_best):  # pragma: no cover - compiled
     """An unknown id takes pre-window volume at its level, oldest (queue order) first."""
-    orders, levels = book[0], book[1]
+    orders, levels = book[B_ORDERS], book[B_LEVELS]
     level = _level_slot(book, s, price)
     available = levels[level, L_ANONYMOUS] if level >= 0 else 0
     if available == 0:
@@ -547,10 +558,10 @@ def _checked(book, order_id, direction, price, size):  # pragma: no cover - comp
     """(code, slot) as `LimitOrderBook._checked` decides them."""
     if order_id <= 0:
         return UNKNOWN_ID, -1
-    slot = _lookup(book[5], book[6], order_id, -1)
+    slot = _lookup(book[B_IDS], book[B_ID_SLOTS], order_id, -1)
     if slot < 0:
         return UNKNOWN_ID, -1
-    orders = book[0]
+    orders = book[B_ORDERS]
     if direction != 1 - 2 * orders[slot, O_SIDE]:
         return SIDE_MISMATCH, -1
     if price != orders[slot, O_PRICE]:
@@ -565,7 +576,7 @@ def _apply_known(book, event, order_id, direction, price, size):  # pragma: no c
     code, slot = _checked(book, order_id, direction, price, size)
     if code:
         return code
-    orders = book[0]
+    orders = book[B_ORDERS]
     resting = orders[slot, O_SIZE]
     if event == 2:
         if size >= resting:
@@ -582,7 +593,7 @@ def _apply_known(book, event, order_id, direction, price, size):  # pragma: no c
     s = orders[slot, O_SIDE]
     if price != _best_price(book, s):
         return NOT_AT_BEST
-    if book[1][orders[slot, O_LEVEL], L_HEAD] != slot:
+    if book[B_LEVELS][orders[slot, O_LEVEL], L_HEAD] != slot:
         return NOT_FIFO_HEAD
     _reduce(book, slot, size)
     return 0
@@ -686,10 +697,10 @@ def _sync_shown(book, s, shown, count, quirks):  # pragma: no cover - compiled
 def _drop_stale(book, s, boundary, shown, count, depth, quirks):  # pragma: no cover - compiled
     """Empty levels beyond `boundary` that the row does not show, until `depth` levels from the best are kept."""
     kept = 0
-    position = book[4][M_COUNT + s] - 1
+    position = book[B_META][M_COUNT + s] - 1
     while kept < depth and position >= 0:
-        level = book[3][s, position]
-        price = book[1][level, L_PRICE]
+        level = book[B_SLOTS][s, position]
+        price = book[B_LEVELS][level, L_PRICE]
         stale = (price > boundary) if s == 1 else (price < boundary)
         for j in range(count):
             if shown[0, j] == price:
@@ -717,9 +728,9 @@ def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cov
 @inline_kernel
 def _level_pair(book, s, rank):  # pragma: no cover - compiled
     """(price, volume) of the level `rank` from the best on side `s`, or LOBSTER's padding."""
-    if rank < book[4][M_COUNT + s]:
+    if rank < book[B_META][M_COUNT + s]:
         level = _level_at_rank(book, s, rank)
-        return book[1][level, L_PRICE], book[1][level, L_VOLUME]
+        return book[B_LEVELS][level, L_PRICE], book[B_LEVELS][level, L_VOLUME]
     return (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE), 0
 
 
@@ -864,7 +875,7 @@ def _message_arrays(messages: Sequence[LobsterMessage]) -> tuple[np.ndarray, np.
 def _row_arrays(orderbook: Sequence[OrderbookRow], seed: OrderbookRow) -> tuple[np.ndarray, np.ndarray] | None:
     """(rows int64 (n, 4L), seed int64 (4L,)), or None if not exact or not 4L values per row."""
     try:
-        width = len(orderbook[0])
+        width = len(orderbook[B_ORDERS])
         if not width or width % 4 or len(seed) != width or min(map(len, orderbook)) != width:
             return None
     except TypeError:
@@ -901,7 +912,7 @@ def _run(
     times, fields = converted
     rows, seed = np.zeros((0, 4), dtype=np.int64), np.zeros(4, dtype=np.int64)
     if orderbook is not None and len(messages):
-        arrays = _row_arrays(orderbook, undo_first_message(orderbook[0], messages[0]))
+        arrays = _row_arrays(orderbook, undo_first_message(orderbook[B_ORDERS], messages[0]))
         if arrays is None:
             return None
         rows, seed = arrays
