@@ -110,3 +110,12 @@ def test_make_spec_clips_choices_into_the_asked_ranges():
     spec = request.make_spec(sizes={"nodes": 99}, density=0.9, knobs={"weight_low": 1, "weight_high": 500})
     assert spec.sizes == {"nodes": 20} and spec.density == 0.3 and spec.knobs["weight_high"] == 100
     assert request.asked() == {"family": "max_cut", "sizes": {"nodes": [10, 20]}, "density": [0.2, 0.3]}
+
+
+def test_the_docstring_example_runs():
+    import doctest
+
+    from synth.generators.optiscribe import grammar
+
+    result = doctest.testmod(grammar)
+    assert result.attempted >= 2 and result.failed == 0
