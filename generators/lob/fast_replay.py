@@ -129,6 +129,11 @@ META_FIELDS = 9
 # Open-addressing hash tables (ids → order slots; 2·price + side → pre-window allowance).
 EMPTY_KEY = -(2**63)
 HASH_MULTIPLIER = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
+# `stats`: mismatching rows, mismatching levels, first mismatching row (1-based), next message to replay.
+S_ROWS = 0
+S_LEVELS = 1
+S_FIRST = 2
+S_NEXT = 3
 # Quirk counters: values 0..3, first-touch order 4..7 (0: never touched), next touch number at 8.
 Q_INITIAL = 0
 Q_PRE_WINDOW = 1
@@ -765,21 +770,25 @@ def _compare_row(book, rows, seed, i, stats, quirks, shown):  # pragma: no cover
     _sync_beyond_view(book, seed if i == 0 else rows[i - 1], rows[i], shown, quirks)
     mismatches = _mismatched_levels(book, rows[i])
     if mismatches:
-        if stats[0] == 0:
-            stats[2] = i + 1
-        stats[0] += 1
-        stats[1] += mismatches
+        if stats[S_ROWS] == 0:
+            stats[S_FIRST] = i + 1
+        stats[S_ROWS] += 1
+        stats[S_LEVELS] += mismatches
 
 
 @kernel
-def _replay_range(book, start, inputs, outputs, has_rows, record):  # pragma: no cover - compiled
-    """Replay from message `start` until the end or until the book needs room; returns the next message."""
+def _replay_range(book, inputs, outputs, has_rows, record):  # pragma: no cover - compiled
+    """Replay from message `stats[S_NEXT]` until the end or until the book needs room, then move `S_NEXT` on.
+
+    The start is read from `stats` rather than passed: numba compiles a separate copy for a literal argument.
+    """
     times, fields, rows, seed = inputs
     codes, stats, quirks, shown, snapshots, last_time = outputs
     need = 2 + rows.shape[1] // 2
-    for i in range(start, times.shape[0]):
+    for i in range(stats[S_NEXT], times.shape[0]):
         if _short_of_room(book, need):
-            return i
+            stats[S_NEXT] = i
+            return
         if not times[i] >= last_time[0]:
             code = TIME_BACKWARDS
         else:
@@ -791,7 +800,7 @@ def _replay_range(book, start, inputs, outputs, has_rows, record):  # pragma: no
             _compare_row(book, rows, seed, i, stats, quirks, shown)
         if record:
             _snapshot_into(book, snapshots[i])
-    return times.shape[0]
+    stats[S_NEXT] = times.shape[0]
 
 
 @njit(cache=True)
@@ -801,17 +810,16 @@ def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record): 
     width = rows.shape[1]
     book = _new_book(_INITIAL_CAPACITY + 2 * width)
     codes = np.zeros(count, dtype=np.int8)
-    stats = np.zeros(3, dtype=np.int64)  # row mismatches, level mismatches, first mismatching row (1-based)
+    stats = np.zeros(4, dtype=np.int64)
     quirks = np.zeros(Q_NEXT + 1, dtype=np.int64)
     snapshots = np.zeros((count if record else 0, 4 * snapshot_levels), dtype=np.int64)
     outputs = (codes, stats, quirks, np.zeros((2, width), dtype=np.int64), snapshots, np.zeros(1))
     outputs[5][0] = -np.inf  # the time of the last applied message
     if has_rows:
         _seed(book, seed, quirks)
-    i = 0
-    while i < count:
-        i = _replay_range(book, i, (times, fields, rows, seed), outputs, has_rows, record)
-        if i < count:
+    while stats[S_NEXT] < count:
+        _replay_range(book, (times, fields, rows, seed), outputs, has_rows, record)
+        if stats[S_NEXT] < count:
             book = _reserve(book, 2 + width // 2)
     final = np.zeros(4 * snapshot_levels, dtype=np.int64)
     _snapshot_into(book, final)
@@ -939,8 +947,8 @@ def _report(
     if rows_compared:
         report.rows_compared = rows_compared
         report.levels_compared = rows_compared * levels * 2
-        report.row_mismatches, report.level_mismatches = int(stats[0]), int(stats[1])
-        report.first_mismatch_row = int(stats[2]) if stats[0] else None
+        report.row_mismatches, report.level_mismatches = int(stats[S_ROWS]), int(stats[S_LEVELS])
+        report.first_mismatch_row = int(stats[S_FIRST]) if stats[S_ROWS] else None
     touched = sorted((int(quirks[Q_ORDER + k]), k) for k in range(len(QUIRK_NAMES)) if quirks[Q_ORDER + k])
     report.quirks = Counter({QUIRK_NAMES[k]: int(quirks[k]) for _, k in touched})
     return report
