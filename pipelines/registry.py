@@ -14,6 +14,7 @@ from synth.pipelines.steps import Generator, Verifier
 
 DOMAIN_MODULES: dict[str, str] = {
     "lob": "synth.pipelines.lob",
+    "marco": "synth.pipelines.marco",
     "optiscribe": "synth.pipelines.optiscribe",
     "papyrus": "synth.pipelines.papyrus",
 }

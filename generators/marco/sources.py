@@ -49,8 +49,9 @@ def read_sources(task_name: str) -> tuple[MarcoSource, ...]:
     with path.open(newline="") as handle:
         rows = [row for row in csv.DictReader(handle) if row.get("task", task.name) == task.name]
     return tuple(
-        MarcoSource(task.name, row["source_id"], row["source_smiles"], int(row["instr_idx"]),
-                    _floats(row, task.properties))
+        MarcoSource(
+            task.name, row["source_id"], row["source_smiles"], int(row["instr_idx"]), _floats(row, task.properties)
+        )
         for row in rows
     )
 

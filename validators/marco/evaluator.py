@@ -169,7 +169,12 @@ class MoleculeEvaluator:
         parsed = parse_smiles(text, fragments=self.fragments)
         if not parsed.valid:
             return Evaluation(
-                parsed.text, None, parsed.kind, parsed.reason, None, protocol=self.protocol,
+                parsed.text,
+                None,
+                parsed.kind,
+                parsed.reason,
+                None,
+                protocol=self.protocol,
                 unavailable=self.unavailable(),
             )
         values = self.predict(parsed.mol)
@@ -189,8 +194,6 @@ class MoleculeEvaluator:
         )
 
 
-def evaluate_many(
-    evaluator: MoleculeEvaluator, texts: Sequence[str], source: SourceProfile
-) -> list[Evaluation]:
+def evaluate_many(evaluator: MoleculeEvaluator, texts: Sequence[str], source: SourceProfile) -> list[Evaluation]:
     """Grade several candidates against one source."""
     return [evaluator.evaluate(text, source) for text in texts]

@@ -44,8 +44,9 @@ SPECS: dict[str, PropertySpec] = {
         PropertySpec("bbbp", "BBB permeability", "Blood-brain barrier permeability (BBBP)", "increase", 0.2),
         PropertySpec("drd2", "DRD2 inhibition", "inhibition probability of Dopamine receptor D2", "increase", 0.2),
         PropertySpec("hia", "Intestinal adsorption", "human intestinal absorption (HIA)", "increase", 0.1),
-        PropertySpec("mutagenicity", "Mutagenicity", "probability to induce genetic alterations (mutagenicity)",
-                     "decrease", 0.1),
+        PropertySpec(
+            "mutagenicity", "Mutagenicity", "probability to induce genetic alterations (mutagenicity)", "decrease", 0.1
+        ),
         PropertySpec(
             "plogp",
             "Penalized octanol-water partition coefficient (penalized logP)",
@@ -54,9 +55,14 @@ SPECS: dict[str, PropertySpec] = {
             1.0,
         ),
         PropertySpec("qed", "QED", "drug-likeness quantified by QED score", "increase", 0.1),
-        PropertySpec("sa", "synthetic accessibility (SA) score",
-                     "synthetic accessibility score estimating how hard the molecule is to make", "decrease", 0.2,
-                     "synth"),
+        PropertySpec(
+            "sa",
+            "synthetic accessibility (SA) score",
+            "synthetic accessibility score estimating how hard the molecule is to make",
+            "decrease",
+            0.2,
+            "synth",
+        ),
         PropertySpec("logp", "logP", "octanol-water partition coefficient (Crippen logP)", "increase", 0.5, "synth"),
         PropertySpec("tpsa", "TPSA", "topological polar surface area", "decrease", 10.0, "synth"),
         PropertySpec("mw", "molecular weight", "molecular weight in daltons", "decrease", 20.0, "synth"),
@@ -170,11 +176,7 @@ def penalized_logp(mol: Any) -> float | None:
         return None
     largest = max(cycle_basis_lengths(mol), default=0)
     cycle = -max(largest - 6, 0)
-    return (
-        (Crippen.MolLogP(mol) - LOGP_MEAN) / LOGP_STD
-        + (-sa - SA_MEAN) / SA_STD
-        + (cycle - CYCLE_MEAN) / CYCLE_STD
-    )
+    return (Crippen.MolLogP(mol) - LOGP_MEAN) / LOGP_STD + (-sa - SA_MEAN) / SA_STD + (cycle - CYCLE_MEAN) / CYCLE_STD
 
 
 def _qed(mol: Any) -> float:

@@ -1,0 +1,133 @@
+"""The MARCO generator: K trajectories per (source, instruction setting), one row each, with GRPO statistics.
+
+A group (the K trajectories of one source and setting) stays in one shard, so its advantages are computed
+from complete groups. Each trajectory draws from its own generator, seeded from (run seed, shard, source id,
+setting, sample index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from random import Random
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+
+from synth.generators.marco.proposers import LLMProposer, ProposalState, Proposer, RandomEditProposer, ScriptedProposer
+from synth.generators.marco.records import MARCO_SCHEMA, group_fields, trajectory_fields
+from synth.generators.marco.sources import MarcoSource, read_sources
+from synth.generators.marco.tasks import Setting, get_task
+from synth.generators.marco.trajectory import Mode, TrajectorySettings, run_trajectory
+from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
+from synth.validators.marco.evaluator import MoleculeEvaluator, SuccessProtocol
+from synth.validators.marco.molecules import FragmentPolicy
+from synth.validators.marco.reward import RewardSettings
+
+ProposerKind = Literal["scripted", "random", "llm"]
+PROPOSERS: tuple[ProposerKind, ...] = ("scripted", "random", "llm")
+
+
+def make_proposer(kind: ProposerKind, *, mode: Mode) -> Proposer:
+    """The proposer of a config: `llm` is the LLM proposer on the `scripted` backend (random mol-ga edits)."""
+    if kind == "scripted":
+        return ScriptedProposer(guided=mode == "feedback")
+    if kind == "random":
+        return RandomEditProposer()
+    if kind == "llm":
+        from synth.generators.marco.llm import scripted_edit_backend
+
+        return LLMProposer(scripted_edit_backend(), guided=mode == "feedback")
+    msg = f"unknown `proposer` {kind!r}; choose from {list(PROPOSERS)}"
+    raise ValueError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarcoTrajectoryGenerator(Generator):
+    """Trajectories on the first `sources` sources of `task`, `group_size` per source and setting."""
+
+    schema: ClassVar[pa.Schema] = MARCO_SCHEMA
+    task: str = "BPQ"
+    settings: tuple[Setting, ...] = ("seen", "unseen")
+    sources: int | None = 50
+    group_size: int = 4
+    budget: int = 5
+    mode: Mode = "feedback"
+    proposer: ProposerKind = "scripted"
+    protocol: SuccessProtocol = "gellmo"
+    fragments: FragmentPolicy = "reject"
+    rewards: RewardSettings = field(default_factory=RewardSettings)
+
+    @cached_property
+    def evaluator(self) -> MoleculeEvaluator:
+        """The evaluator for the task's properties."""
+        return MoleculeEvaluator(
+            properties=get_task(self.task).properties, protocol=self.protocol, fragments=self.fragments
+        )
+
+    def chosen_sources(self) -> tuple[MarcoSource, ...]:
+        """The sources this run uses (file order)."""
+        sources = read_sources(self.task)
+        return sources if self.sources is None else sources[: self.sources]
+
+    def describe_input(self) -> dict[str, Any]:
+        """Task, source file and count, unavailable predictors."""
+        from rdkit import rdBase
+
+        return {
+            "task": self.task,
+            "sources": len(self.chosen_sources()),
+            "settings": list(self.settings),
+            "unavailable_properties": list(self.evaluator.unavailable()),
+            "rdkit_version": rdBase.rdkitVersion,
+        }
+
+    def _group(self, source: MarcoSource, setting: Setting, ctx: ShardContext) -> list[dict[str, Any]]:
+        from rdkit import rdBase
+
+        task = get_task(self.task)
+        instruction = task.instruction(source.smiles, setting=setting, template=source.template(setting))
+        state = ProposalState(task, setting, instruction, self.evaluator.profile(source.smiles))
+        proposer = make_proposer(self.proposer, mode=self.mode)
+        settings = TrajectorySettings(budget=self.budget, mode=self.mode, rewards=self.rewards)
+        rows = []
+        for sample in range(self.group_size):
+            rng = Random(int(ctx.rng("trajectory", source.source_id, setting, sample).integers(2**63)))
+            trajectory = run_trajectory(state, proposer=proposer, evaluator=self.evaluator, rng=rng, settings=settings)
+            rows.append(
+                {
+                    "task": task.name,
+                    "setting": setting,
+                    "source_id": source.source_id,
+                    "source_smiles": state.source.canonical,
+                    "instruction": instruction,
+                    "properties": list(task.properties),
+                    "unavailable": list(self.evaluator.unavailable()),
+                    "protocol": self.protocol,
+                    "fragments": self.fragments,
+                    "proposer": self.proposer,
+                    "mode": self.mode,
+                    "budget": self.budget,
+                    "sample": sample,
+                    **trajectory_fields(trajectory),
+                    "rdkit_version": rdBase.rdkitVersion,
+                }
+            )
+        for row, extra in zip(rows, group_fields([r["trajectory_return"] for r in rows]), strict=True):
+            row.update(extra)
+        return rows
+
+    def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
+        """One batch per (source, setting) group of this shard."""
+        items = ctx.partition([(s, setting) for s in self.chosen_sources() for setting in self.settings])
+        for source, setting in items:
+            batch = GeneratedBatch()
+            try:
+                rows = self._group(source, setting, ctx)
+            except ValueError as error:  # an unparsable source molecule
+                batch.reject(str(error), values={"source_id": source.source_id}, parents=[source.source_id])
+            else:
+                for row in rows:
+                    batch.add(row, parents=[source.source_id])
+            yield batch

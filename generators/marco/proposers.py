@@ -1,0 +1,200 @@
+"""Proposers: given the task, the source and the graded turns so far, answer with one candidate molecule.
+
+- `ScriptedProposer` (guided): chooses the next graph edit from the properties the feedback says still fail,
+  using move priors fit on ZINC (`priors`) and what earlier turns of the same trajectory showed; keeps building
+  on the best partial candidate while its similarity stays above `backoff_similarity`, and otherwise backs off
+  to the source; never proposes a molecule it already proposed. Unguided, it draws from the same priors
+  targeting every task property, without memory.
+- `RandomEditProposer`: mol-ga's uniform random mutation of the source (the research note's local anchor).
+- `LLMProposer`: asks an LLM backend with GeLLMO's prompt; revision turns append the feedback (Re2DF style).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from random import Random
+from typing import Protocol
+
+from synth.generators.marco.edits import MOVES, apply_move, random_mutation
+from synth.generators.marco.priors import load_move_priors
+from synth.generators.marco.prompts import REVISION_PROMPT, SYSTEM_PROMPT, format_answer
+from synth.generators.marco.tasks import MarcoTask, Setting
+from synth.pipelines.llm import GenRequest, LLMBackend, Message, SamplingParams
+from synth.validators.marco.evaluator import Evaluation, SourceProfile
+
+
+@dataclass(frozen=True)
+class GradedTurn:
+    """What a proposer sees of an earlier turn: its response, the move behind it, its grade and feedback."""
+
+    response: str
+    move: str | None
+    base: str
+    evaluation: Evaluation
+    feedback: str
+
+
+@dataclass(frozen=True)
+class ProposalState:
+    """Everything a proposer may use: the task, the instruction, the source, and earlier graded turns."""
+
+    task: MarcoTask
+    setting: Setting
+    instruction: str
+    source: SourceProfile
+    history: tuple[GradedTurn, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A proposer's response text, the move it used (scripted proposers) and the molecule it edited."""
+
+    response: str
+    move: str | None = None
+    base: str = ""
+
+
+class Proposer(Protocol):
+    """Answers a proposal state with one response."""
+
+    name: str
+
+    def propose(self, state: ProposalState, rng: Random) -> Proposal:
+        """One response for `state`, drawing randomness only from `rng`."""
+        ...
+
+
+@dataclass(frozen=True)
+class RandomEditProposer:
+    """One uniform mol-ga mutation of the source per call, ignoring any feedback."""
+
+    name: str = "random"
+
+    def propose(self, state: ProposalState, rng: Random) -> Proposal:
+        """A random Graph-GA mutation of the source (the source itself when no mutation applies)."""
+        product = random_mutation(state.source.parsed.mol, rng)
+        return Proposal(format_answer(product or state.source.canonical), "random", state.source.canonical)
+
+
+def _partial_score(evaluation: Evaluation) -> float:
+    """How close a failed candidate is: clipped gains over the scored properties (thresholds as units)."""
+    from synth.validators.marco.properties import SPECS
+
+    scored = [c for c in evaluation.changes if c.scored and c.gain is not None]
+    return sum(max(-1.0, min(1.0, c.gain / SPECS[c.key].threshold)) for c in scored)  # type: ignore[operator]
+
+
+@dataclass(frozen=True)
+class ScriptedProposer:
+    """Feedback-guided graph edits (see the module docstring); `guided=False` drops the feedback and memory."""
+
+    name: str = "scripted"
+    guided: bool = True
+    temperature: float = 0.5
+    similarity_weight: float = 4.0
+    protect_weight: float = 1.0
+    learning_rate: float = 1.0
+    backoff_similarity: float = 0.55
+    moves: tuple[str, ...] = field(default=MOVES)
+
+    def _base(self, state: ProposalState) -> tuple[str, Evaluation | None]:
+        """The molecule to edit: the best partial candidate still similar enough, else the source."""
+        best: tuple[float, str, Evaluation] | None = None
+        for turn in state.history:
+            graded = turn.evaluation
+            if not graded.valid or (graded.similarity or 0.0) < self.backoff_similarity:
+                continue
+            if not any(c.improved for c in graded.changes if c.scored):
+                continue
+            score = _partial_score(graded) + (graded.similarity or 0.0)
+            if best is None or score > best[0]:
+                best = (score, graded.canonical or "", graded)
+        return (best[1], best[2]) if best else (state.source.canonical, None)
+
+    def _targets(self, state: ProposalState, base: Evaluation | None) -> tuple[list[str], list[str]]:
+        """(properties to improve, properties to protect) for the next edit."""
+        scorable = [k for k in state.task.properties if state.source.values.get(k) is not None]
+        if base is None:
+            return scorable, []
+        failing = [k for k in base.failing if k in scorable]
+        return failing or scorable, [k for k in scorable if k not in failing]
+
+    def _move_scores(self, state: ProposalState, targets: Sequence[str], protected: Sequence[str]) -> dict[str, float]:
+        priors = load_move_priors()
+        scores: dict[str, float] = {}
+        for move in self.moves:
+            prior = priors[move]
+            gain = prior["gain"]
+            score = sum(gain.get(k, 0.0) for k in targets) / max(len(targets), 1)
+            score += self.protect_weight * sum(min(gain.get(k, 0.0), 0.0) for k in protected) / max(len(protected), 1)
+            score += self.similarity_weight * (prior["similarity"] - 0.7) + math.log(max(prior["applies"], 1e-3))
+            scores[move] = score
+        if self.guided:
+            self._learn(scores, state, targets)
+        return scores
+
+    def _learn(self, scores: dict[str, float], state: ProposalState, targets: Sequence[str]) -> None:
+        """Shift each tried move's score by the clipped target gains it showed on this source."""
+        from synth.validators.marco.properties import SPECS
+
+        for turn in state.history:
+            if turn.move not in scores or not turn.evaluation.valid:
+                continue
+            gains = [c for c in turn.evaluation.changes if c.key in targets and c.gain is not None]
+            observed = sum(max(-1.0, min(1.0, c.gain / SPECS[c.key].threshold)) for c in gains)  # type: ignore[operator]
+            scores[turn.move] += self.learning_rate * observed / max(len(gains), 1)
+
+    def _order(self, scores: dict[str, float], rng: Random) -> list[str]:
+        """Moves in Gumbel-top-k order: a draw without replacement from softmax(score / temperature)."""
+        keyed = [
+            (score / self.temperature - math.log(-math.log(max(rng.random(), 1e-300))), move)
+            for move, score in scores.items()
+        ]
+        return [move for _, move in sorted(keyed, reverse=True)]
+
+    def propose(self, state: ProposalState, rng: Random) -> Proposal:
+        """Edit the base molecule with the best-scoring move that gives a molecule not proposed before."""
+        from rdkit import Chem
+
+        history = state.history if self.guided else ()
+        guided_state = replace(state, history=history)
+        base_smiles, base_eval = self._base(guided_state)
+        targets, protected = self._targets(guided_state, base_eval)
+        exclude = frozenset({state.source.canonical, *(t.evaluation.canonical or "" for t in history)})
+        base_mol = Chem.MolFromSmiles(base_smiles)
+        for move in self._order(self._move_scores(guided_state, targets, protected), rng):
+            product = apply_move(base_mol, move, rng, exclude=exclude).smiles
+            if product is not None:
+                return Proposal(format_answer(product), move, base_smiles)
+        return Proposal(format_answer(base_smiles), None, base_smiles)
+
+
+def proposal_messages(state: ProposalState) -> tuple[Message, ...]:
+    """The conversation so far: system prompt, instruction, then each answer and its feedback."""
+    messages = [Message("system", SYSTEM_PROMPT), Message("user", state.instruction)]
+    for turn in state.history:
+        messages.append(Message("assistant", turn.response))
+        messages.append(Message("user", REVISION_PROMPT.format(feedback=turn.feedback)))
+    return tuple(messages)
+
+
+@dataclass(frozen=True)
+class LLMProposer:
+    """Asks `backend` for the next molecule; `guided=False` sends only the instruction (independent samples)."""
+
+    backend: LLMBackend
+    model: str = "scripted"
+    temperature: float = 1.0
+    max_tokens: int = 256
+    guided: bool = True
+    name: str = "llm"
+
+    def propose(self, state: ProposalState, rng: Random) -> Proposal:
+        """The backend's first completion; the sampling seed comes from `rng` so independent draws differ."""
+        history = state.history if self.guided else ()
+        messages = proposal_messages(replace(state, history=history))
+        sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=rng.getrandbits(31))
+        result = self.backend.generate([GenRequest(model=self.model, messages=messages, sampling=sampling)])[0]
+        return Proposal(result.texts[0], None, state.source.canonical)
