@@ -7,7 +7,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from synth.generators.lob import SAMPLE_DIR, LimitOrderBook, LobsterMessage, ReasonCode, read_messages, read_orderbook
+from synth.generators.lob import (
+    SAMPLE_DIR,
+    LimitOrderBook,
+    LobsterMessage,
+    ReasonCode,
+    Replayer,
+    read_messages,
+    read_orderbook,
+)
 from synth.generators.lob.replay import replay
 
 fast_replay = pytest.importorskip("synth.generators.lob.fast_replay")
@@ -187,7 +195,8 @@ def test_random_streams_give_the_python_codes_and_books(stream, in_order):
 def valid_streams(draw, max_size=90):
     """Mostly valid LOBSTER streams, built against a Python book: submits, and cancels, deletes and executions of
     resting orders with their true side, price and size (executions at the best queue's head)."""
-    book = LimitOrderBook()
+    replayer = Replayer()
+    book = replayer.book
     stream = []
     next_id = 1
     for step in range(draw(st.integers(min_value=0, max_value=max_size))):
@@ -210,16 +219,8 @@ def valid_streams(draw, max_size=90):
             size = {2: max(order.size - 1, 1), 3: order.size, 4: min(order.size, 5), 5: 1}[kind]
             message = LobsterMessage(time, kind, order.order_id, size, order.price, order.side)
         stream.append(message)
-        book_step(book, message)
+        replayer.step(message)
     return stream
-
-
-def book_step(book, message):
-    from synth.generators.lob.replay import Replayer
-
-    replayer = Replayer(book)
-    replayer.last_time = message.time
-    replayer.step(message)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
