@@ -109,8 +109,11 @@ def lob_speed_command(
         "ratios": report["ratios"],
         "rejection_raw_rejection_rate": report["methods"]["rejection"]["raw_rejection_rate"],
         "replay_messages_per_second": {
-            k: round(v["messages_per_second"]) for k, v in report["replay"].items() if isinstance(v, dict)
+            k: round(v["messages_per_second"])
+            for k, v in report["replay"].items()
+            if isinstance(v, dict) and "messages_per_second" in v
         },
+        "replay_numba_over_python": report["replay"].get("numba_over_python"),
     }
     console.print_json(json.dumps(summary))
     console.print(f"wrote {out}")

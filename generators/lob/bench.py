@@ -25,8 +25,9 @@ import numpy as np
 import synth
 from synth.generators.lob.generator import cached_windows, read_day, window_starts
 from synth.generators.lob.history import RealWindow
+from synth.generators.lob.lobster import OrderbookRow
 from synth.generators.lob.model import LobModel, load_model
-from synth.generators.lob.replay import replay
+from synth.generators.lob.replay import ReplayEngine, ReplayMode, replay
 from synth.generators.lob.rollout import METHODS, Method, Rollout, make_sampler, run_rollout
 
 
@@ -153,25 +154,45 @@ def bench_lob_speed(
 
 
 def bench_replay(messages: Path, orderbook: Path, *, repeats: int = 3) -> dict[str, Any]:
-    """Messages per second of the replayer over the whole day: with and without the orderbook comparison."""
+    """Messages per second of the replayer over the whole day, per engine, with and without the orderbook check.
+
+    The numba engine is compiled (or loaded from numba's cache) before timing; that cost is reported apart.
+    """
+    from synth.generators.lob.fast_replay import NUMBA_AVAILABLE, warm_up
+
     day, books = read_day(messages, orderbook)
     results: dict[str, Any] = {"messages": len(day)}
-    for label, mode, rows in (
-        ("lenient_with_orderbook", "lenient", books),
-        ("strict_with_orderbook", "strict", books),
-        ("strict_messages_only", "strict", None),
-    ):
+    runs: list[tuple[str, ReplayMode, Sequence[OrderbookRow] | None, ReplayEngine]] = [
+        ("lenient_with_orderbook", "lenient", books, "python"),
+        ("strict_with_orderbook", "strict", books, "python"),
+        ("strict_messages_only", "strict", None, "python"),
+    ]
+    if NUMBA_AVAILABLE:
+        start = time.perf_counter()
+        warm_up()
+        results["numba_compile_seconds"] = time.perf_counter() - start
+        runs += [
+            ("numba_strict_with_orderbook", "strict", books, "numba"),
+            ("numba_strict_messages_only", "strict", None, "numba"),
+        ]
+    for label, mode, rows, engine in runs:
         best = float("inf")
         report = None
         for _ in range(repeats):
             start = time.perf_counter()
-            report = replay(day, orderbook=rows, mode=mode)  # type: ignore[arg-type]
+            report = replay(day, orderbook=rows, mode=mode, engine=engine)
             best = min(best, time.perf_counter() - start)
         assert report is not None
         results[label] = {
+            "engine": engine,
             "messages_per_second": len(day) / best,
             "violations": report.violation_count,
             "level_mismatches": report.level_mismatches,
+        }
+    if NUMBA_AVAILABLE:
+        results["numba_over_python"] = {
+            name: results[f"numba_{name}"]["messages_per_second"] / results[name]["messages_per_second"]
+            for name in ("strict_with_orderbook", "strict_messages_only")
         }
     return results
 

@@ -143,7 +143,12 @@ def test_bench_lob_speed_writes_ratios(tmp_path):
         "no_reference", 0
     )
     assert report["ratios"]["rejection_over_relobgen_draws_per_replayed_message"] > 1
-    assert report["replay"]["lenient_with_orderbook"]["level_mismatches"] == 0
+    replayed = report["replay"]
+    assert replayed["lenient_with_orderbook"]["level_mismatches"] == 0
+    for name in ("strict_with_orderbook", "strict_messages_only"):  # both engines find the same violations
+        python, numba = replayed[name], replayed[f"numba_{name}"]
+        assert (numba["engine"], python["engine"]) == ("numba", "python")
+        assert (numba["violations"], numba["level_mismatches"]) == (python["violations"], python["level_mismatches"])
 
 
 def test_bench_lob_realism_writes_distances_and_histograms(tmp_path):
