@@ -31,7 +31,8 @@ DIRECTED_SMARTS: dict[str, tuple[str, ...]] = {
     "hetero_to_carbon": ("[O,N,S;!R;D2;+0:1]>>[CH2:1]",),
 }
 MOVES: tuple[str, ...] = (*MOLGA_MOVES, *DIRECTED_SMARTS, "neutralize")
-ATTEMPTS = 10
+ATTEMPTS = 10  # mol-ga's tries per mutation
+DIRECTED_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,14 @@ def _molga_smarts(move: str, mol: Any, rng: Random) -> str:
     return builders[move]()
 
 
-def _products(mol: Any, smarts: str, rng: Random) -> list[Any]:
+def _first_product(mol: Any, smarts: str, rng: Random) -> Any | None:
+    """A uniformly drawn product passing mol-ga's `mol_ok` and `ring_OK` checks (shuffle, then first that passes)."""
     from mol_ga.graph_ga.crossover import mol_ok, ring_OK
     from rdkit.Chem import AllChem
 
-    reaction = AllChem.ReactionFromSmarts(smarts)
-    return [p[0] for p in reaction.RunReactants((mol,)) if mol_ok(p[0], rng) and ring_OK(p[0])]
+    products = [p[0] for p in AllChem.ReactionFromSmarts(smarts).RunReactants((mol,))]
+    rng.shuffle(products)
+    return next((p for p in products if mol_ok(p, rng) and ring_OK(p)), None)
 
 
 def _neutralize(mol: Any) -> Any | None:
@@ -81,26 +84,24 @@ def _draw(mol: Any, move: str, rng: Random) -> Any | None:
     if move == "neutralize":
         return _neutralize(work)
     if move in DIRECTED_SMARTS:
-        smarts_options = DIRECTED_SMARTS[move]
-        products = _products(work, smarts_options[rng.randrange(len(smarts_options))], rng)
-    else:
-        try:
-            Chem.Kekulize(work, clearAromaticFlags=True)
-        except (ValueError, RuntimeError):
-            return None
-        products = _products(work, _molga_smarts(move, work, rng), rng)
-    return rng.choice(products) if products else None
+        options = DIRECTED_SMARTS[move]
+        return _first_product(work, options[rng.randrange(len(options))], rng)
+    try:
+        Chem.Kekulize(work, clearAromaticFlags=True)
+    except (ValueError, RuntimeError):
+        return None
+    return _first_product(work, _molga_smarts(move, work, rng), rng)
 
 
 def apply_move(mol: Any, move: str, rng: Random, *, exclude: frozenset[str] = frozenset()) -> EditResult:
-    """Apply `move` to `mol` (never modified), trying up to ten draws for a valid product not in `exclude`."""
+    """Apply `move` to `mol` (never modified): up to ten draws (three for directed edits) for a new valid product."""
     from rdkit import Chem, rdBase
 
     if move not in MOVES:
         msg = f"unknown `move` {move!r}; choose from {list(MOVES)}"
         raise ValueError(msg)
     with rdBase.BlockLogs():
-        for _ in range(ATTEMPTS):
+        for _ in range(DIRECTED_ATTEMPTS if move in DIRECTED_SMARTS else ATTEMPTS):
             product = _draw(mol, move, rng)
             if product is None:
                 continue
