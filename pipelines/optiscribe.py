@@ -55,6 +55,7 @@ class OptiScribeConfig(StrictModel):
     elite_fraction: float = Field(0.25, gt=0, le=1)
     smoothing: float = Field(0.7, gt=0, le=1, description="CEM step towards the elite")
     min_std: float = Field(0.05, gt=0, le=1, description="CEM floor on each dimension's spread (normalised)")
+    initial_std: float = Field(0.5, gt=0, le=1, description="CEM starting spread around the standard knobs")
     advance_reward: float = Field(0.5, ge=0, description="median reward that moves the curriculum on")
     advance_feasible: float = Field(0.8, ge=0, le=1, description="feasible share that moves the curriculum on")
     scip: ScipConfig = Field(default_factory=ScipConfig)
@@ -83,6 +84,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         elite_fraction=config.elite_fraction,
         smoothing=config.smoothing,
         min_std=config.min_std,
+        initial_std=config.initial_std,
         advance_reward=config.advance_reward,
         advance_feasible=config.advance_feasible,
         scip=ScipSettings(**config.scip.model_dump()),

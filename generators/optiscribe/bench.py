@@ -165,6 +165,7 @@ def bench_optiscribe(
     eval_instances: int = 16,
     smoothing: float = 0.7,
     min_std: float = 0.05,
+    initial_std: float = 0.5,
     instructions: Mapping[str, str] | None = None,
     total_nodes: int = 5000,
     time_limit: float = 60.0,
@@ -174,14 +175,21 @@ def bench_optiscribe(
     """Self-played vs default instances per family at fixed sizes, as a JSON-able dict.
 
     Args:
-        smoothing: the CEM step towards the elite; `min_std` the floor on its spreads (exploration).
+        smoothing: the CEM step towards the elite; `min_std` the floor on its spreads and `initial_std` their start.
         instructions: family → fixed-size instruction; default `BENCH_INSTRUCTIONS` (CFL 30×10, max-cut 30 nodes).
         crosscheck: also solve every evaluated instance with OR-Tools/HiGHS (≤ 1000 variables, 20 s).
         state_dir: save each family's self-play state there after every round (and resume from it).
     """
     instructions = dict(instructions or BENCH_INSTRUCTIONS)
     scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit)
-    settings = SelfPlaySettings(rounds=rounds, candidates=candidates, smoothing=smoothing, min_std=min_std, scip=scip)
+    settings = SelfPlaySettings(
+        rounds=rounds,
+        candidates=candidates,
+        smoothing=smoothing,
+        min_std=min_std,
+        initial_std=initial_std,
+        scip=scip,
+    )
     check = CrossCheckSettings() if crosscheck else None
     directory = Path(state_dir) if state_dir is not None else None
     if directory is not None:
@@ -207,6 +215,7 @@ def bench_optiscribe(
             "eval_instances": eval_instances,
             "smoothing": smoothing,
             "min_std": min_std,
+            "initial_std": initial_std,
             "scip": scip.to_dict(),
             "crosscheck": check.to_dict() if check else None,
         },

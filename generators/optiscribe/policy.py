@@ -20,7 +20,6 @@ from synth.generators.optiscribe.request import InstanceRequest
 from synth.generators.optiscribe.spec import InstanceSpec, KnobValue, family_spec
 
 MIN_PROB = 0.02
-INITIAL_STD = 0.3
 
 
 @dataclass(frozen=True)
@@ -121,6 +120,7 @@ class CemPolicy:
     elite_fraction: float = 0.25
     smoothing: float = 0.7
     min_std: float = 0.05
+    initial_std: float = 0.5
 
     def ensure(self, dims: Sequence[Dimension]) -> None:
         """Start dimensions not seen yet at the family default (choices: half the mass on the default)."""
@@ -130,7 +130,7 @@ class CemPolicy:
                 self.probs[dim.name] = {c: (0.5 if c == dim.default else rest) for c in dim.choices}
             elif dim.kind != "choice" and dim.name not in self.means:
                 self.means[dim.name] = dim.position(float(dim.default))
-                self.stds[dim.name] = INITIAL_STD
+                self.stds[dim.name] = self.initial_std
 
     def sample(self, request: InstanceRequest, rng: np.random.Generator) -> Proposal:
         """Draw one spec inside `request`."""
@@ -146,12 +146,23 @@ class CemPolicy:
                 draws[dim.name] = float(np.clip(rng.normal(self.means[dim.name], self.stds[dim.name]), 0.0, 1.0))
         return Proposal(spec_from_draws(request, dims, draws), draws)
 
-    def update(self, proposals: Sequence[Mapping[str, float | str]], rewards: Sequence[float]) -> None:
-        """Move the distributions towards the elite proposals (ties keep proposal order)."""
+    def update(
+        self,
+        proposals: Sequence[Mapping[str, float | str]],
+        rewards: Sequence[float],
+        *,
+        tiebreak: Sequence[float] | None = None,
+    ) -> None:
+        """Move the distributions towards the elite proposals.
+
+        Equal rewards are ranked by `tiebreak` (higher first; self-play passes SCIP's deterministic time, so a
+        round of root-solved instances still points somewhere), then by proposal order.
+        """
         if not proposals:
             return
         count = max(1, math.ceil(self.elite_fraction * len(proposals)))
-        order = sorted(range(len(proposals)), key=lambda i: (-rewards[i], i))[:count]
+        second = tiebreak or [0.0] * len(proposals)
+        order = sorted(range(len(proposals)), key=lambda i: (-rewards[i], -second[i], i))[:count]
         elite = [proposals[i] for i in order]
         alpha = self.smoothing
         for name in self.means:
@@ -177,6 +188,7 @@ class CemPolicy:
             "elite_fraction": self.elite_fraction,
             "smoothing": self.smoothing,
             "min_std": self.min_std,
+            "initial_std": self.initial_std,
         }
 
     @classmethod
@@ -188,5 +200,6 @@ class CemPolicy:
             probs={name: dict(p) for name, p in data["probs"].items()},
             elite_fraction=float(data["elite_fraction"]),
             smoothing=float(data["smoothing"]),
-            min_std=float(data.get("min_std", 0.05)),
+            min_std=float(data["min_std"]),
+            initial_std=float(data["initial_std"]),
         )

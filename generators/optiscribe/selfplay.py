@@ -39,6 +39,7 @@ class SelfPlaySettings:
     elite_fraction: float = 0.25
     smoothing: float = 0.7
     min_std: float = 0.05
+    initial_std: float = 0.5
     advance_reward: float = 0.5
     advance_feasible: float = 0.8
     scip: ScipSettings = field(default_factory=ScipSettings)
@@ -150,7 +151,8 @@ def play_round(
         draws.append(drawn)
         rewards.append(reward)
     if settings.challenger == "cem":
-        state.policy.update(draws, rewards)
+        work = [c.stats.deterministic_time if c.stats else 0.0 for c in candidates]
+        state.policy.update(draws, rewards, tiebreak=work)
     _record_round(state, candidates, settings, last_level=len(curriculum) - 1)
     return candidates
 
@@ -179,7 +181,12 @@ def _record_round(
 def new_state(settings: SelfPlaySettings) -> SelfPlayState:
     """A fresh state: the policy at the family defaults, level 0, round 0."""
     return SelfPlayState(
-        CemPolicy(elite_fraction=settings.elite_fraction, smoothing=settings.smoothing, min_std=settings.min_std)
+        CemPolicy(
+            elite_fraction=settings.elite_fraction,
+            smoothing=settings.smoothing,
+            min_std=settings.min_std,
+            initial_std=settings.initial_std,
+        )
     )
 
 

@@ -39,3 +39,12 @@ def test_sampled_specs_stay_inside_the_request():
         spec = policy.sample(request, rng).spec
         assert 10 <= spec.sizes["nodes"] <= 14 and 0.2 <= spec.density <= 0.5
         assert spec.knobs["weight_low"] == 1 and spec.knobs["weight_high"] == 3
+
+
+def test_equal_rewards_are_ranked_by_the_tiebreak():
+    policy = CemPolicy(means={"d": 0.5}, stds={"d": 0.3}, elite_fraction=0.25, smoothing=1.0)
+    proposals = [{"d": 0.1}, {"d": 0.2}, {"d": 0.8}, {"d": 0.9}]
+    policy.update(proposals, [1.0] * 4, tiebreak=[0.0, 0.0, 0.0, 5.0])
+    assert policy.means["d"] == 0.9
+    policy.update(proposals, [1.0] * 4)
+    assert policy.means["d"] == 0.1  # without a tiebreak, proposal order decides
