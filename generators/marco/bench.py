@@ -11,7 +11,8 @@ Metrics per strategy (each source scored on its picked turn, see `trajectory.pic
 `sr_x_sim`, `similarity_valid` (mean over sources with a valid pick, RePO), `validity` (sources with ≥ 1 valid
 turn), `turn_validity`, `novelty` (successful picks that are neither a source nor a ZINC250k entry),
 `diversity` (1 − mean pairwise Tanimoto of the successful picks across sources), `diversity_within` (of each
-source's distinct valid proposals, averaged), `oracle_calls` (graded turns per source).
+source's distinct valid proposals, averaged), `oracle_calls` (graded turns per source). Throughput: trajectories
+per minute of busy time of one worker, per strategy, and all three strategies' trajectories per wall minute.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class SourceRun:
     source_id: str
     source: str
     trajectories: dict[str, Trajectory]
+    seconds: dict[str, float]
 
 
 def run_source(
@@ -69,17 +71,18 @@ def run_source(
         "best_of": (ScriptedProposer(guided=False), "independent"),
         "random_best_of": (RandomEditProposer(), "independent"),
     }
-    trajectories = {
-        name: run_trajectory(
+    trajectories, seconds = {}, {}
+    for name, (proposer, mode) in plans.items():
+        started = time.perf_counter()
+        trajectories[name] = run_trajectory(
             state,
             proposer=proposer,
             evaluator=evaluator,
             rng=Random(trajectory_seed(seed, task.name, setting, source.source_id, name)),
             settings=TrajectorySettings(budget=budget, mode=mode),  # type: ignore[arg-type]
         )
-        for name, (proposer, mode) in plans.items()
-    }
-    return SourceRun(source.source_id, state.source.canonical, trajectories)
+        seconds[name] = time.perf_counter() - started
+    return SourceRun(source.source_id, state.source.canonical, trajectories, seconds)
 
 
 @cache
@@ -147,17 +150,15 @@ def score_strategy(runs: Sequence[SourceRun], strategy: str, *, budget: int) -> 
     }
 
 
-def _run_chunk(args: tuple[list[MarcoSource], Setting, int, SuccessProtocol, int]) -> tuple[list[SourceRun], float]:
+def _run_chunk(args: tuple[list[MarcoSource], Setting, int, SuccessProtocol, int]) -> list[SourceRun]:
     sources, setting, budget, protocol, seed = args
-    started = time.perf_counter()
-    runs = [run_source(s, setting=setting, budget=budget, protocol=protocol, seed=seed) for s in sources]
-    return runs, time.perf_counter() - started
+    return [run_source(s, setting=setting, budget=budget, protocol=protocol, seed=seed) for s in sources]
 
 
 def run_sources(
     sources: Sequence[MarcoSource], *, setting: Setting, budget: int, protocol: SuccessProtocol, seed: int, workers: int
-) -> tuple[list[SourceRun], float]:
-    """All sources' runs in order, and the summed worker seconds (process pool when `workers` > 1)."""
+) -> list[SourceRun]:
+    """All sources' runs in source order (a process pool when `workers` > 1)."""
     chunks = [list(sources[i::workers]) for i in range(workers)] if workers > 1 else [list(sources)]
     jobs = [(chunk, setting, budget, protocol, seed) for chunk in chunks]
     if workers > 1:
@@ -165,15 +166,27 @@ def run_sources(
             results = list(pool.map(_run_chunk, jobs))
     else:
         results = [_run_chunk(job) for job in jobs]
-    by_id = {run.source_id: run for runs, _ in results for run in runs}
-    return [by_id[s.source_id] for s in sources], sum(seconds for _, seconds in results)
+    by_id = {run.source_id: run for runs in results for run in runs}
+    return [by_id[s.source_id] for s in sources]
 
 
-def _group_report(runs: Sequence[SourceRun], *, budget: int, seconds: float) -> dict[str, Any]:
+def _throughput(runs: Sequence[SourceRun], *, wall_seconds: float, workers: int) -> dict[str, Any]:
+    """Trajectories per minute of each strategy (busy CPU seconds of one worker), and of the whole group."""
+    per_strategy = {}
+    for name in STRATEGIES:
+        busy = sum(run.seconds[name] for run in runs)
+        per_strategy[name] = len(runs) / (busy / 60) if busy else None
+    return {
+        "per_worker_minute": per_strategy,
+        "group_wall_per_minute": 3 * len(runs) / (wall_seconds / 60) if wall_seconds else None,
+        "workers": workers,
+    }
+
+
+def _group_report(runs: Sequence[SourceRun], *, budget: int) -> dict[str, Any]:
     curves = {
         name: [score_strategy(runs, name, budget=b)["sr_x_sim"] for b in range(1, budget + 1)] for name in STRATEGIES
     }
-    same_trajectories = len(runs)
     return {
         "same_1": score_strategy(runs, "same", budget=1),
         f"same_{budget}": score_strategy(runs, "same", budget=budget),
@@ -184,8 +197,6 @@ def _group_report(runs: Sequence[SourceRun], *, budget: int, seconds: float) -> 
         "stop_reasons": {
             reason: sum(r.trajectories["same"].stop_reason == reason for r in runs) for reason in ("success", "budget")
         },
-        "worker_seconds": seconds,
-        "trajectories_per_minute": 3 * same_trajectories / (seconds / 60) if seconds else None,
     }
 
 
@@ -242,10 +253,12 @@ def bench_marco(
         chosen = list(read_sources(task.name))[: sources if sources is not None else None]
         evaluator = _evaluator(task.properties, protocol)
         for setting in settings if task.origin == "mumoinstruct" else ("seen",):
-            runs, seconds = run_sources(
-                chosen, setting=setting, budget=budget, protocol=protocol, seed=seed, workers=workers
+            group_started = time.perf_counter()
+            runs = run_sources(chosen, setting=setting, budget=budget, protocol=protocol, seed=seed, workers=workers)
+            group = _group_report(runs, budget=budget)
+            group["trajectories_per_minute"] = _throughput(
+                runs, wall_seconds=time.perf_counter() - group_started, workers=workers
             )
-            group = _group_report(runs, budget=budget, seconds=seconds)
             group["unavailable_properties"] = list(evaluator.unavailable())
             group["scored_properties"] = [k for k in evaluator.counted() if k not in evaluator.unavailable()]
             report["groups"][f"{task.name}/{setting}"] = group

@@ -1,10 +1,12 @@
 """Proposers: given the task, the source and the graded turns so far, answer with one candidate molecule.
 
-- `ScriptedProposer` (guided): chooses the next graph edit from the properties the feedback says still fail,
-  using move priors fit on ZINC (`priors`) and what earlier turns of the same trajectory showed; keeps building
-  on the best partial candidate while its similarity stays above `backoff_similarity`, and otherwise backs off
-  to the source; never proposes a molecule it already proposed. Unguided, it draws from the same priors
-  targeting every task property, without memory.
+- `ScriptedProposer` (guided): picks the next graph edit from move priors fit on ZINC (`priors`), shifted by what
+  earlier turns of the same trajectory showed each move does to the properties still to improve on this source,
+  and never proposes a molecule it already proposed. By default it always edits the source (backs off): measured
+  on 150 BPQ sources, building on the best partial candidate (`build_on_partials=True`, while its similarity is
+  at least `backoff_similarity`) costs more similarity than it gains in success (SR×Sim 0.53–0.60 vs 0.62).
+  Building on a partial targets the properties its feedback says still fail and protects the improved ones.
+  Unguided (`guided=False`), it draws from the same priors targeting every task property, without memory.
 - `RandomEditProposer`: mol-ga's uniform random mutation of the source (the research note's local anchor).
 - `LLMProposer`: asks an LLM backend with GeLLMO's prompt; revision turns append the feedback (Re2DF style).
 """
@@ -96,12 +98,15 @@ class ScriptedProposer:
     similarity_weight: float = 4.0
     protect_weight: float = 1.0
     learning_rate: float = 1.0
-    backoff_similarity: float = 0.55
+    build_on_partials: bool = False
+    backoff_similarity: float = 0.75
     moves: tuple[str, ...] = field(default=MOVES)
 
     def _base(self, state: ProposalState) -> tuple[str, Evaluation | None]:
-        """The molecule to edit: the best partial candidate still similar enough, else the source."""
+        """The molecule to edit: the best partial candidate still similar enough (if enabled), else the source."""
         best: tuple[float, str, Evaluation] | None = None
+        if not self.build_on_partials:
+            return state.source.canonical, None
         for turn in state.history:
             graded = turn.evaluation
             if not graded.valid or (graded.similarity or 0.0) < self.backoff_similarity:

@@ -82,15 +82,18 @@ def test_guided_proposer_builds_on_a_similar_partial_and_backs_off_from_a_distan
     near = "CC(=O)OCC1=C(C(=O)O)N2C(=O)[C@@H](NC(=O)CCCCC(=O)O)[C@H]2SC1"  # plogp up, QED unchanged, sim 0.77
     partial = _graded(state, near)
     assert partial.evaluation.failing == ("qed",) and partial.evaluation.similarity > 0.7
-    proposer = ScriptedProposer()
+    proposer = ScriptedProposer(build_on_partials=True)
     guided = replace(state, history=(partial,))
     base, base_eval = proposer._base(guided)
     assert base == partial.evaluation.canonical
     assert proposer._targets(guided, base_eval) == (["qed"], ["plogp"])
-    strict = ScriptedProposer(backoff_similarity=0.9)
+    strict = ScriptedProposer(build_on_partials=True, backoff_similarity=0.9)
     assert strict._base(guided)[0] == state.source.canonical
     proposal = proposer.propose(guided, random.Random(0))
     assert proposal.base == partial.evaluation.canonical
+    default = ScriptedProposer()  # backs off to the source whatever the history
+    assert default._base(guided) == (state.source.canonical, None)
+    assert default.propose(guided, random.Random(0)).base == state.source.canonical
 
 
 def test_learned_move_scores_follow_the_observed_gains():
