@@ -3,6 +3,7 @@
 RDKit (`synth[chem]`) is imported inside the functions that need it, so importing this package is cheap.
 """
 
+from synth.validators.marco.answers import extract_smiles
 from synth.validators.marco.evaluator import (
     PROTOCOLS,
     Evaluation,
@@ -25,6 +26,7 @@ from synth.validators.marco.properties import (
 )
 from synth.validators.marco.reward import RewardSettings, group_advantages, trajectory_return, turn_reward
 from synth.validators.marco.similarity import bulk_tanimoto, mean_pairwise_distance, morgan_fingerprint, tanimoto
+from synth.validators.marco.verifiers import MarcoEvaluatorVerifier, recheck_trajectory
 
 __all__ = [
     "INVALID_KINDS",
@@ -34,6 +36,7 @@ __all__ = [
     "FragmentPolicy",
     "FunctionPredictor",
     "InvalidKind",
+    "MarcoEvaluatorVerifier",
     "MoleculeEvaluator",
     "ParsedMolecule",
     "PropertyChange",
@@ -45,12 +48,14 @@ __all__ = [
     "UnavailablePredictor",
     "bulk_tanimoto",
     "default_predictors",
+    "extract_smiles",
     "feedback_message",
     "group_advantages",
     "mean_pairwise_distance",
     "morgan_fingerprint",
     "parse_smiles",
     "penalized_logp",
+    "recheck_trajectory",
     "sa_score",
     "tanimoto",
     "trajectory_return",

@@ -1,9 +1,9 @@
 """The MARCO verifier: recompute every turn of a trajectory row from its answer SMILES and compare exactly.
 
-For each turn it re-parses the stored answer, recomputes validity (and the invalid kind), the canonical SMILES,
-each property's source and candidate values, gains and flags, the similarity, success, the shaped reward and
-finally the trajectory return, with the row's protocol and fragment policy. A row passes only if every
-recomputed value equals the stored one.
+For each turn it re-extracts the answer from the response, re-parses it, and recomputes validity (and the invalid
+kind), the canonical SMILES, each property's source and candidate values, gains and flags, the similarity,
+success, the shaped reward and finally the trajectory return, with the row's protocol and fragment policy. A row
+passes only if every recomputed value equals the stored one.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from synth.pipelines.records import Verdict
 from synth.pipelines.steps import Verifier
+from synth.validators.marco.answers import extract_smiles
 from synth.validators.marco.evaluator import Evaluation, MoleculeEvaluator, SourceProfile
 from synth.validators.marco.reward import RewardSettings, turn_reward
 
@@ -66,6 +67,8 @@ def recheck_trajectory(row: Mapping[str, Any], *, rewards: RewardSettings) -> tu
     seen = [source.canonical]
     total = 0.0
     for stored in row["turns"]:
+        if extract_smiles(stored["response"]) != stored["answer"]:
+            problems.append(f"turn {stored['turn']}: the stored answer is not the one in the response")
         graded = evaluator.evaluate(stored["answer"], source)
         reward = turn_reward(graded, seen=seen, settings=rewards)
         total += reward

@@ -69,3 +69,13 @@ def test_fuzz_smiles_like_strings_never_crash(text):
 @given(st.text(max_size=60))
 def test_fuzz_arbitrary_text_never_crashes(text):
     _check(text)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from synth.validators.marco import answers, evaluator, feedback, molecules
+
+    for module in (answers, evaluator, feedback, molecules):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
