@@ -1,6 +1,7 @@
 """MARCO end to end: synth run on a tiny config, synth verify recomputing every turn, byte-identical reruns."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -64,8 +65,7 @@ def test_verify_recomputes_every_turn_and_catches_a_tampered_value(dataset, tmp_
     assert verified.exit_code == 0, verified.output
     assert json.loads(verified.stdout)["verifiers"]["evaluator"]["mismatched"] == 0
     tampered = tmp_path / "tampered"
-    result = invoke("run", tiny_config(tmp_path / "tiny.yaml"), "--out", tampered, "--no-progress")
-    assert result.exit_code == 0, result.output
+    shutil.copytree(dataset, tampered)
     shard = sorted((tampered / "data").glob("*.parquet"))[0]
     table = pq.read_table(shard)
     rows = table.to_pylist()
