@@ -49,13 +49,16 @@ class OptiScribeConfig(StrictModel):
     curriculum: list[str] = Field(
         default_factory=lambda: list(DEFAULT_CURRICULUM), description="instructions of one family, easiest first"
     )
-    challenger: Literal["cem", "default"] = Field("cem", description="cem learner, or the Ecole-style default")
+    challenger: Literal["cem", "bandit", "default"] = Field(
+        "cem", description="cem or bandit learner, or the Ecole-style default parameterisation"
+    )
     rounds: PositiveInt = Field(4, description="self-play rounds per shard")
     candidates: PositiveInt = Field(8, description="proposals per round")
     elite_fraction: float = Field(0.25, gt=0, le=1)
     smoothing: float = Field(0.7, gt=0, le=1, description="CEM step towards the elite")
     min_std: float = Field(0.05, gt=0, le=1, description="CEM floor on each dimension's spread (normalised)")
     initial_std: float = Field(0.5, gt=0, le=1, description="CEM starting spread around the standard knobs")
+    bandit_bins: PositiveInt = Field(4, description="bandit arms per numeric dimension")
     advance_reward: float = Field(0.5, ge=0, description="median reward that moves the curriculum on")
     advance_feasible: float = Field(0.8, ge=0, le=1, description="feasible share that moves the curriculum on")
     scip: ScipConfig = Field(default_factory=ScipConfig)
@@ -85,6 +88,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         smoothing=config.smoothing,
         min_std=config.min_std,
         initial_std=config.initial_std,
+        bandit_bins=config.bandit_bins,
         advance_reward=config.advance_reward,
         advance_feasible=config.advance_feasible,
         scip=ScipSettings(**config.scip.model_dump()),

@@ -16,15 +16,14 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.grammar import parse_instruction
-from synth.generators.optiscribe.policy import CemPolicy
 from synth.generators.optiscribe.request import InstanceRequest
-from synth.generators.optiscribe.selfplay import SelfPlaySettings, run_selfplay
+from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, run_selfplay
 from synth.generators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
 from synth.validators.optiscribe.reading import read_model_text
@@ -117,7 +116,7 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     return numerator / denominator
 
 
-def _sample_policy(policy: CemPolicy, request: InstanceRequest, rng: np.random.Generator) -> InstanceSpec | None:
+def _sample_policy(policy: Policy, request: InstanceRequest, rng: np.random.Generator) -> InstanceSpec | None:
     try:
         return policy.sample(request, rng).spec
     except SpecError:
@@ -166,6 +165,7 @@ def bench_optiscribe(
     smoothing: float = 0.7,
     min_std: float = 0.05,
     initial_std: float = 0.5,
+    challenger: Literal["cem", "bandit"] = "cem",
     instructions: Mapping[str, str] | None = None,
     total_nodes: int = 5000,
     time_limit: float = 60.0,
@@ -188,6 +188,7 @@ def bench_optiscribe(
         smoothing=smoothing,
         min_std=min_std,
         initial_std=initial_std,
+        challenger=challenger,
         scip=scip,
     )
     check = CrossCheckSettings() if crosscheck else None
@@ -210,6 +211,7 @@ def bench_optiscribe(
         "bench": "optiscribe",
         "seed": seed,
         "settings": {
+            "challenger": challenger,
             "rounds": rounds,
             "candidates": candidates,
             "eval_instances": eval_instances,

@@ -182,6 +182,7 @@ class CemPolicy:
     def to_dict(self) -> dict[str, Any]:
         """The state as plain JSON values."""
         return {
+            "kind": "cem",
             "means": dict(sorted(self.means.items())),
             "stds": dict(sorted(self.stds.items())),
             "probs": {name: dict(sorted(p.items())) for name, p in sorted(self.probs.items())},

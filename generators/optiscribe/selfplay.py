@@ -1,10 +1,11 @@
 """Challenger/solver self-play with a size curriculum.
 
-Each round the challenger takes the instruction of its current curriculum level, proposes `candidates` specs
-(the `cem` challenger samples its policy; the `default` challenger always answers with the family's standard
-parameterisation, the Ecole-style baseline), every instance is written as LP text and solved by SCIP from that
-text, and the rewards update the policy. The level advances when a round is feasible and hard enough. The
-whole state (policy, level, round, history) is JSON; `run_selfplay` can save it after every round and resume.
+Each round the challenger takes the instruction of its current curriculum level and proposes `candidates`
+specs: the `cem` and `bandit` challengers sample their learned policy, the `default` challenger always answers
+with the family's standard parameterisation (the Ecole-style baseline). Every instance is written as LP text
+and solved by SCIP from that text, and the rewards update the policy. The level advances when a round is
+feasible and hard enough. The whole state (policy, level, round, history) is JSON; `run_selfplay` can save it
+after every round and resume.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.policy import CemPolicy
@@ -26,7 +28,8 @@ from synth.generators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.reward import RewardSettings, compute_reward
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
 
-ChallengerKind = Literal["cem", "default"]
+ChallengerKind = Literal["cem", "bandit", "default"]
+Policy = CemPolicy | BanditPolicy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +43,7 @@ class SelfPlaySettings:
     smoothing: float = 0.7
     min_std: float = 0.05
     initial_std: float = 0.5
+    bandit_bins: int = 4
     advance_reward: float = 0.5
     advance_feasible: float = 0.8
     scip: ScipSettings = field(default_factory=ScipSettings)
@@ -86,7 +90,7 @@ def parse_curriculum(instructions: Sequence[str]) -> list[InstanceRequest]:
 class SelfPlayState:
     """Everything carried between rounds: the policy, the curriculum level, the next round and the history."""
 
-    policy: CemPolicy
+    policy: Policy
     level: int = 0
     round: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -100,7 +104,9 @@ class SelfPlayState:
     def from_json(cls, text: str) -> SelfPlayState:
         """Rebuild a state saved by `to_json`."""
         data = json.loads(text)
-        return cls(CemPolicy.from_dict(data["policy"]), int(data["level"]), int(data["round"]), list(data["history"]))
+        saved = data["policy"]
+        policy = BanditPolicy.from_dict(saved) if saved.get("kind") == "bandit" else CemPolicy.from_dict(saved)
+        return cls(policy, int(data["level"]), int(data["round"]), list(data["history"]))
 
 
 def _solve(spec: InstanceSpec, seed: int, settings: SelfPlaySettings) -> tuple[str, ScipStats, float]:
@@ -125,7 +131,7 @@ def play_round(
         seed = int(rng.integers(2**62))
         spec, error, drawn = None, None, {}
         try:
-            if settings.challenger == "cem":
+            if settings.challenger != "default":
                 proposal = state.policy.sample(request, rng)
                 spec, drawn = proposal.spec, dict(proposal.draws)
             else:
@@ -150,7 +156,7 @@ def play_round(
         )
         draws.append(drawn)
         rewards.append(reward)
-    if settings.challenger == "cem":
+    if settings.challenger != "default":
         work = [c.stats.deterministic_time if c.stats else 0.0 for c in candidates]
         state.policy.update(draws, rewards, tiebreak=work)
     _record_round(state, candidates, settings, last_level=len(curriculum) - 1)
@@ -179,7 +185,9 @@ def _record_round(
 
 
 def new_state(settings: SelfPlaySettings) -> SelfPlayState:
-    """A fresh state: the policy at the family defaults, level 0, round 0."""
+    """A fresh state (level 0, round 0): the CEM policy at the family defaults, or an empty bandit."""
+    if settings.challenger == "bandit":
+        return SelfPlayState(BanditPolicy(bins=settings.bandit_bins))
     return SelfPlayState(
         CemPolicy(
             elite_fraction=settings.elite_fraction,

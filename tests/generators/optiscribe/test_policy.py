@@ -48,3 +48,24 @@ def test_equal_rewards_are_ranked_by_the_tiebreak():
     assert policy.means["d"] == 0.9
     policy.update(proposals, [1.0] * 4)
     assert policy.means["d"] == 0.1  # without a tiebreak, proposal order decides
+
+
+def test_bandit_finds_the_best_arms_under_heavy_tailed_noise():
+    from synth.generators.optiscribe.bandit import BanditPolicy
+
+    request = parse_instruction("a facility location problem with 10 customers and 5 facilities")
+    policy = BanditPolicy(bins=4)
+    rng = np.random.default_rng(3)
+    for _ in range(12):
+        proposals = [policy.sample(request, rng) for _ in range(12)]
+        # rare big rewards, more often with a low ratio and single-sourcing, as node counts behave
+        rewards = [
+            float(rng.random() < 0.1 + 0.5 * (p.draws["knob:ratio"] < 0.25) * (p.draws["knob:assignment"] == "binary"))
+            for p in proposals
+        ]
+        policy.update([p.draws for p in proposals], rewards)
+    best = policy.best_arms()
+    assert best["knob:ratio"] == "0" and best["knob:assignment"] == "binary"
+    assert sum(policy.counts["knob:ratio"].values()) == 144
+    assert policy.counts["knob:ratio"]["0"] > 144 / 4  # it exploits the good arm
+    assert BanditPolicy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy

@@ -47,3 +47,16 @@ def test_the_default_challenger_answers_with_the_standard_parameterisation():
     assert candidates[0].model_text != candidates[1].model_text  # same spec, different instance seeds
     assert state.policy.means == {}
     assert all(c.reward > 0 and c.stats.feasible for c in candidates)
+
+
+def test_the_bandit_challenger_plays_and_resumes_from_its_saved_state(tmp_path):
+    settings = SelfPlaySettings(rounds=2, candidates=3, challenger="bandit", scip=SETTINGS.scip)
+    straight, final = run_selfplay([TINY], settings=settings, seed=2)
+    path = tmp_path / "bandit.json"
+    one = SelfPlaySettings(rounds=1, candidates=3, challenger="bandit", scip=SETTINGS.scip)
+    first, _ = run_selfplay([TINY], settings=one, seed=2, state_path=path)
+    rest, resumed = run_selfplay([TINY], settings=settings, seed=2, state_path=path)
+    assert json.loads(path.read_text())["policy"]["kind"] == "bandit"
+    assert [c.model_text for c in first + rest] == [c.model_text for c in straight]
+    assert resumed.to_json() == final.to_json()
+    assert sum(final.policy.counts["density"].values()) == 6
