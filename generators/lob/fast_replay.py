@@ -73,7 +73,15 @@ CODE_NAMES: tuple[ReasonCode | None, ...] = (
 """Reason code strings by the small integer the compiled loop returns (0: applied)."""
 _CODE_OBJECTS = np.array(CODE_NAMES, dtype=object)
 
-QUIRK_NAMES = ("initial_anonymous_volume", "pre_window_order", "scrolled_in_volume_added", "scrolled_in_volume_removed")
+QUIRK_NAMES = (
+    "initial_anonymous_volume",
+    "pre_window_order",
+    "scrolled_in_volume_added",
+    "scrolled_in_volume_removed",
+    "resynced_rows",
+    "resync_volume_added",
+    "resync_volume_removed",
+)
 
 UNKNOWN_ID = 1
 DUPLICATE_ID = 2
@@ -134,13 +142,16 @@ S_ROWS = 0
 S_LEVELS = 1
 S_FIRST = 2
 S_NEXT = 3
-# Quirk counters: values 0..3, first-touch order 4..7 (0: never touched), next touch number at 8.
+# Quirk counters (`QUIRK_NAMES`): values 0..6, first-touch order 7..13 (0: never touched), next touch number at 14.
 Q_INITIAL = 0
 Q_PRE_WINDOW = 1
 Q_ADDED = 2
 Q_REMOVED = 3
-Q_ORDER = 4
-Q_NEXT = 8
+Q_RESYNCED = 4
+Q_RESYNC_ADDED = 5
+Q_RESYNC_REMOVED = 6
+Q_ORDER = 7
+Q_NEXT = 14
 
 EXACT_LIMIT = 2**40
 """Sizes, prices and orderbook values must stay within ±EXACT_LIMIT for the compiled engine (no int64 overflow)."""
@@ -731,6 +742,50 @@ def _sync_beyond_view(book, previous, current, shown, quirks):  # pragma: no cov
 
 
 @inline_kernel
+def _drop_unshown(book, s, deepest, shown, count, quirks):  # pragma: no cover - compiled
+    """Empty the levels at or better than `deepest` (all, for padding) that `shown` lacks."""
+    position = book[B_META][M_COUNT + s] - 1  # from the best outwards: closing a level moves only better ones
+    while position >= 0:
+        price = book[B_LEVELS][book[B_SLOTS][s, position], L_PRICE]
+        if deepest != (EMPTY_ASK_PRICE if s == 1 else EMPTY_BID_PRICE) and (
+            (price > deepest) if s == 1 else (price < deepest)
+        ):
+            return  # this level and every worse one lie beyond the view
+        stale = True
+        for j in range(count):
+            if shown[0, j] == price:
+                stale = False
+        if stale:
+            _count_quirk(quirks, Q_RESYNC_REMOVED, _trim_level(book, s, price, 0))
+        position -= 1
+
+
+@kernel
+def _resync_side(book, row, s, shown, quirks):  # pragma: no cover - compiled
+    """`Replayer.resync_to` on side `s`: empty the unshown levels inside the row's view, then match shown sizes."""
+    # Every shown price, first-seen order, last size winning: no price lies beyond ±2**62 (`EXACT_LIMIT`).
+    count = _collect_shown(row, s, -(2**62) if s == 1 else 2**62, shown)
+    _drop_unshown(book, s, row[row.shape[0] - 2 - 2 * s], shown, count, quirks)
+    for j in range(count):
+        price, size = shown[0, j], shown[1, j]
+        have = _volume_at(book, s, price)
+        if size > have:
+            _add_anonymous(book, s, price, size - have, True)
+            _add_allowance(book, s, price, size - have)
+            _count_quirk(quirks, Q_RESYNC_ADDED, size - have)
+        elif size < have:
+            _count_quirk(quirks, Q_RESYNC_REMOVED, _trim_level(book, s, price, size))
+
+
+@kernel
+def _resync(book, row, shown, quirks):  # pragma: no cover - compiled
+    """`Replayer.resync_to`: asks, then bids."""
+    _count_quirk(quirks, Q_RESYNCED, 1)
+    _resync_side(book, row, 1, shown, quirks)
+    _resync_side(book, row, 0, shown, quirks)
+
+
+@inline_kernel
 def _level_pair(book, s, rank):  # pragma: no cover - compiled
     """(price, volume) of the level `rank` from the best on side `s`, or LOBSTER's padding."""
     if rank < book[B_META][M_COUNT + s]:
@@ -765,8 +820,9 @@ def _snapshot_into(book, out):  # pragma: no cover - compiled
 
 
 @inline_kernel
-def _compare_row(book, rows, seed, i, stats, quirks, shown):  # pragma: no cover - compiled
-    """Sync levels that came into view with orderbook row i, then count its mismatching levels."""
+def _compare_row(book, rows, seed, i, stats, quirks, shown, resync):  # pragma: no cover - compiled
+    """Sync levels that came into view with orderbook row i, count its mismatching levels, and with `resync`
+    realign the book to a mismatching row."""
     _sync_beyond_view(book, seed if i == 0 else rows[i - 1], rows[i], shown, quirks)
     mismatches = _mismatched_levels(book, rows[i])
     if mismatches:
@@ -774,17 +830,19 @@ def _compare_row(book, rows, seed, i, stats, quirks, shown):  # pragma: no cover
             stats[S_FIRST] = i + 1
         stats[S_ROWS] += 1
         stats[S_LEVELS] += mismatches
+        if resync:
+            _resync(book, rows[i], shown, quirks)
 
 
 @kernel
-def _replay_range(book, inputs, outputs, has_rows, record):  # pragma: no cover - compiled
+def _replay_range(book, inputs, outputs, has_rows, record, resync):  # pragma: no cover - compiled
     """Replay from message `stats[S_NEXT]` until the end or until the book needs room, then move `S_NEXT` on.
 
     The start is read from `stats` rather than passed: numba compiles a separate copy for a literal argument.
     """
     times, fields, rows, seed = inputs
     codes, stats, quirks, shown, snapshots, last_time = outputs
-    need = 2 + rows.shape[1] // 2
+    need = 2 + rows.shape[1]  # a submission, levels coming into view and a resync's levels
     for i in range(stats[S_NEXT], times.shape[0]):
         if _short_of_room(book, need):
             stats[S_NEXT] = i
@@ -797,14 +855,14 @@ def _replay_range(book, inputs, outputs, has_rows, record):  # pragma: no cover 
                 last_time[0] = times[i]
         codes[i] = code
         if has_rows:
-            _compare_row(book, rows, seed, i, stats, quirks, shown)
+            _compare_row(book, rows, seed, i, stats, quirks, shown, resync)
         if record:
             _snapshot_into(book, snapshots[i])
     stats[S_NEXT] = times.shape[0]
 
 
 @njit(cache=True)
-def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record):  # pragma: no cover - compiled
+def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record, resync):  # pragma: no cover - compiled
     """Replay every message; returns codes, mismatch stats, quirk counters, recorded and final snapshots."""
     count = times.shape[0]
     width = rows.shape[1]
@@ -818,9 +876,9 @@ def _replay_loop(times, fields, rows, seed, has_rows, snapshot_levels, record): 
     if has_rows:
         _seed(book, seed, quirks)
     while stats[S_NEXT] < count:
-        _replay_range(book, (times, fields, rows, seed), outputs, has_rows, record)
+        _replay_range(book, (times, fields, rows, seed), outputs, has_rows, record, resync)
         if stats[S_NEXT] < count:
-            book = _reserve(book, 2 + width // 2)
+            book = _reserve(book, 2 + width)
     final = np.zeros(4 * snapshot_levels, dtype=np.int64)
     _snapshot_into(book, final)
     return codes, stats, quirks, snapshots, final
@@ -910,7 +968,12 @@ def _require_numba() -> None:
 
 
 def _run(
-    messages: Sequence[LobsterMessage], orderbook: Sequence[OrderbookRow] | None, snapshot_levels: int, record: bool
+    messages: Sequence[LobsterMessage],
+    orderbook: Sequence[OrderbookRow] | None,
+    snapshot_levels: int,
+    record: bool,
+    *,
+    resync: bool = False,
 ) -> tuple[ReplayReport, np.ndarray, np.ndarray] | None:
     """Convert and replay; None when the input cannot be held exactly in int64 arrays."""
     start = clock.perf_counter()
@@ -925,7 +988,7 @@ def _run(
             return None
         rows, seed = arrays
     codes, stats, quirks, snapshots, final = _replay_loop(
-        times, fields, rows, seed, orderbook is not None and len(messages) > 0, snapshot_levels, record
+        times, fields, rows, seed, orderbook is not None and len(messages) > 0, snapshot_levels, record, resync
     )
     report = _report(codes, stats, quirks, rows_compared=len(rows), levels=rows.shape[1] // 4 if len(rows) else 0)
     report.seconds = clock.perf_counter() - start
@@ -958,20 +1021,21 @@ def _report(
 
 
 def replay_strict_fast(
-    messages: Sequence[LobsterMessage], *, orderbook: Sequence[OrderbookRow] | None = None
+    messages: Sequence[LobsterMessage], *, orderbook: Sequence[OrderbookRow] | None = None, resync: bool = False
 ) -> ReplayReport:
-    """The compiled equivalent of `replay(messages, orderbook=orderbook, mode="strict")`.
+    """The compiled equivalent of `replay(messages, orderbook=orderbook, mode="strict", resync=resync)`.
 
     Args:
         messages: LOBSTER messages (any sequence of 6-field rows).
         orderbook: LOBSTER orderbook rows, row k the book after message k; seeds and checks the book as in `replay`.
+        resync: realign the book to every row it differs from, as `replay(..., resync=True)`; needs `orderbook`.
 
     Returns:
         The same report as the Python engine; `seconds` covers the array conversion and the compiled loop.
 
     Raises:
         ImportError: numba is not installed.
-        ValueError: `orderbook` and `messages` differ in length.
+        ValueError: `orderbook` and `messages` differ in length, or `resync` without `orderbook`.
 
     Example:
         >>> from synth.generators.lob import SAMPLE_DIR, read_messages, read_orderbook
@@ -980,7 +1044,7 @@ def replay_strict_fast(
         >>> replay_strict_fast(messages, orderbook=rows).violation_count
         0
     """
-    report, _ = replay_strict_fast_with_rows(messages, orderbook=orderbook, levels=0)
+    report, _ = replay_strict_fast_with_rows(messages, orderbook=orderbook, levels=0, resync=resync)
     return report
 
 
@@ -990,6 +1054,7 @@ def replay_strict_fast_with_rows(
     orderbook: Sequence[OrderbookRow] | None = None,
     levels: int = 10,
     every_message: bool = False,
+    resync: bool = False,
 ) -> tuple[ReplayReport, np.ndarray]:
     """`replay_strict_fast` that also returns the book as LOBSTER rows of `levels` levels.
 
@@ -997,23 +1062,32 @@ def replay_strict_fast_with_rows(
         levels: depth of the returned rows.
         every_message: return one row after every message (shape (n, 4·levels)) instead of the final row only
             (shape (4·levels,)).
+        resync: as in `replay_strict_fast`; rows recorded after a mismatching message show the realigned book.
     """
     _require_numba()
+    if resync and orderbook is None:
+        msg = "`resync` realigns the book to orderbook rows: it needs `orderbook`"
+        raise ValueError(msg)
     if orderbook is not None and len(orderbook) != len(messages):
         msg = f"`orderbook` has {len(orderbook)} rows for {len(messages)} messages; they must match row for row"
         raise ValueError(msg)
     if levels < 0:
         msg = f"`levels` must be non-negative, got {levels}"
         raise ValueError(msg)
-    result = _run(messages, orderbook, levels, every_message)
+    result = _run(messages, orderbook, levels, every_message, resync=resync)
     if result is None:
-        return _python_with_rows(messages, orderbook, levels, every_message)
+        return _python_with_rows(messages, orderbook, levels, every_message, resync=resync)
     report, snapshots, final = result
     return report, snapshots if every_message else final
 
 
 def _python_with_rows(
-    messages: Sequence[LobsterMessage], orderbook: Sequence[OrderbookRow] | None, levels: int, every_message: bool
+    messages: Sequence[LobsterMessage],
+    orderbook: Sequence[OrderbookRow] | None,
+    levels: int,
+    every_message: bool,
+    *,
+    resync: bool = False,
 ) -> tuple[ReplayReport, np.ndarray]:
     """The Python engine, for input the arrays cannot hold exactly."""
     from synth.generators.lob.replay import replay
@@ -1026,7 +1100,7 @@ def _python_with_rows(
         if every_message:
             rows.append(final[0])
 
-    report = replay(messages, orderbook=orderbook, mode="strict", after_message=after)
+    report = replay(messages, orderbook=orderbook, mode="strict", after_message=after, resync=resync)
     if not messages:
         from synth.generators.lob.book import LimitOrderBook
 

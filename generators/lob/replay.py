@@ -217,6 +217,35 @@ class Replayer:
                 for price in stale:
                     self.quirks["scrolled_in_volume_removed"] += book.trim_level(side, price, 0)
 
+    def resync_to(self, row: OrderbookRow) -> None:
+        """Realign the book's visible levels to `row` (a row the book differs from), so a refused or misread message
+        is reported once rather than making later valid messages fail against a book that drifted from the file.
+
+        Per side, asks then bids: every level inside the row's view (at or better than its deepest shown price; the
+        whole side when the deepest level is padding) that the row does not show is emptied, then each shown level
+        is topped up with anonymous volume at the front of its queue (which unknown ids may take, as volume from
+        before the window) or trimmed (anonymous volume first, then the newest orders) to the row's size.
+        """
+        book = self.book
+        quirks = self.quirks
+        levels = len(row) // 4
+        quirks["resynced_rows"] += 1
+        for side, offset, empty in ((SELL, 0, EMPTY_ASK_PRICE), (BUY, 2, EMPTY_BID_PRICE)):
+            shown = {row[index]: row[index + 1] for index in range(offset, len(row), 4) if row[index] != empty}
+            deepest = row[4 * (levels - 1) + offset]
+            for price in list(book.prices[side]):
+                inside = deepest == empty or (price <= deepest if side == SELL else price >= deepest)
+                if inside and price not in shown:
+                    quirks["resync_volume_removed"] += book.trim_level(side, price, 0)
+            for price, size in shown.items():
+                have = book.volume_at(side, price)
+                if size > have:
+                    book.add_anonymous(side, price, size - have)
+                    self.pre_window[side, price] += size - have
+                    quirks["resync_volume_added"] += size - have
+                elif size < have:
+                    quirks["resync_volume_removed"] += book.trim_level(side, price, size)
+
     def _top_prices(self, side: int, levels: int) -> list[int]:
         prices = self.book.prices[side]
         return prices[:levels] if side == SELL else prices[-1 : -levels - 1 : -1]
@@ -258,6 +287,7 @@ def replay(
     after_message: Callable[[int, LimitOrderBook], None] | None = None,
     before_message: Callable[[int, LimitOrderBook], None] | None = None,
     engine: ReplayEngine = "python",
+    resync: bool = False,
 ) -> ReplayReport:
     """Replay `messages`, checking each one and, when `orderbook` is given, each resulting book row.
 
@@ -269,9 +299,15 @@ def replay(
             lenient top-up), e.g. to read the state a model conditions on.
         engine: `"numba"` runs strict replays without hooks compiled (`fast_replay.replay_strict_fast`): the same
             report, several times faster.
+        resync: after a row the book differs from (counted as a mismatch as usual), realign the visible levels to
+            it (`Replayer.resync_to`) before the next message, so each quirk of the data is reported once, at its
+            source, instead of again by every later message the drifted book would refuse. Needs `orderbook`;
+            quirks `resynced_rows`, `resync_volume_added` and `resync_volume_removed` count what it changed, and
+            `after_message` sees the realigned book.
 
     Raises:
-        ValueError: `orderbook` and `messages` differ in length, or `engine="numba"` with `mode="lenient"` or hooks.
+        ValueError: `orderbook` and `messages` differ in length, `resync` without `orderbook`, or `engine="numba"`
+            with `mode="lenient"` or hooks.
         ImportError: `engine="numba"` without numba installed.
 
     Example:
@@ -282,9 +318,17 @@ def replay(
         >>> report.level_mismatches
         0
     """
+    if resync and orderbook is None:
+        msg = "`resync` realigns the book to orderbook rows: it needs `orderbook`"
+        raise ValueError(msg)
     if engine != "python":
         return _replay_compiled(
-            messages, orderbook=orderbook, mode=mode, engine=engine, hooked=(before_message, after_message)
+            messages,
+            orderbook=orderbook,
+            mode=mode,
+            engine=engine,
+            hooked=(before_message, after_message),
+            resync=resync,
         )
     if orderbook is not None and len(orderbook) != len(messages):
         msg = f"`orderbook` has {len(orderbook)} rows for {len(messages)} messages; they must match row for row"
@@ -302,7 +346,9 @@ def replay(
             if after_message is not None:
                 after_message(index, replayer.book)
     else:
-        _replay_against(replayer, messages, orderbook, report=report, hooks=(before_message, after_message))
+        _replay_against(
+            replayer, messages, orderbook, report=report, hooks=(before_message, after_message), resync=resync
+        )
     report.seconds = clock.perf_counter() - start
     report.violations = Counter(code for code in codes if code is not None)
     report.applied = report.messages - report.violation_count
@@ -317,6 +363,7 @@ def _replay_compiled(
     mode: ReplayMode,
     engine: str,
     hooked: tuple[object, object],
+    resync: bool,
 ) -> ReplayReport:
     if engine != "numba":
         msg = f"`engine` must be 'python' or 'numba', got {engine!r}"
@@ -329,7 +376,7 @@ def _replay_compiled(
         raise ValueError(msg)
     from synth.generators.lob.fast_replay import replay_strict_fast  # numba is optional: imported on demand
 
-    return replay_strict_fast(messages, orderbook=orderbook)
+    return replay_strict_fast(messages, orderbook=orderbook, resync=resync)
 
 
 def _replay_against(
@@ -339,6 +386,7 @@ def _replay_against(
     *,
     report: ReplayReport,
     hooks: tuple[Callable[[int, LimitOrderBook], None] | None, Callable[[int, LimitOrderBook], None] | None],
+    resync: bool = False,
 ) -> None:
     before_message, after_message = hooks
     if not messages:
@@ -366,6 +414,8 @@ def _replay_against(
                 report.first_mismatch_row = index + 1
             row_mismatches += 1
             level_mismatches += _count_level_mismatches(expected, actual)
+            if resync:
+                replayer.resync_to(expected)
         if after_message is not None:
             after_message(index, replayer.book)
         previous = expected
