@@ -1,6 +1,7 @@
 """`synth lob replay|export`: check LOBSTER files with the strict replayer, and write datasets as LOBSTER files.
 
 synth lob replay AMZN_..._message_1.csv --mode lenient      # orderbook file found by name
+synth lob replay AMZN_..._message_1.csv --resync            # strict, each quirk reported once, at its source
 synth lob export out/lob --out lobster/ --limit 10          # one folder per rollout, replayed strictly
 """
 
@@ -30,6 +31,12 @@ def replay_command(
     ),
     no_orderbook: bool = typer.Option(False, "--no-orderbook", help="Replay the messages alone."),
     mode: ModeOption = typer.Option("strict", "--mode", help="strict: every rule; lenient: see the docs."),
+    resync: bool = typer.Option(
+        False,
+        "--resync/--no-resync",
+        help="after a row that differs from the orderbook file, realign the visible levels to it, so each quirk is "
+        "reported once",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Replay a message file, refusing each invalid message with a reason code; compare with the orderbook file.
@@ -46,11 +53,15 @@ def replay_command(
     if books is not None and len(books) != len(rows):
         msg = f"{orderbook}: {len(books)} rows for the {len(rows)} messages of {messages}; they must match"
         raise InputError(msg)
-    report = replay(rows, orderbook=books, mode=mode)
+    if resync and books is None:
+        msg = f"--resync realigns the book to the orderbook file, and {messages} is replayed without one"
+        raise InputError(msg)
+    report = replay(rows, orderbook=books, mode=mode, resync=resync)
     first = next((index for index, code in enumerate(report.codes) if code is not None), None)
     summary = {
         "messages": report.messages,
         "mode": mode,
+        "resync": resync,
         "orderbook": str(orderbook) if books is not None else None,
         "applied": report.applied,
         "violations": report.violation_count,

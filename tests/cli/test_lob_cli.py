@@ -11,6 +11,7 @@ from synth.generators.lob import SAMPLE_DIR
 
 runner = CliRunner()
 AAPL = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000_message_10.csv"
+AMZN = SAMPLE_DIR / "AMZN_2012-06-21_34200000_57600000_message_1.csv"
 SMALL = ["--set", "generator.windows=4", "--set", "generator.horizon=120", "--shards", "2", "--no-progress"]
 
 
@@ -74,6 +75,22 @@ def test_replay_of_the_aapl_sample_is_strictly_clean():
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["violations"] == 0 and report["level_mismatches"] == 0 and report["levels_compared"] == 19_980
+
+
+def test_replay_with_resync_reports_each_amzn_quirk_once():
+    result = invoke("lob", "replay", AMZN, "--resync", "--json")
+    assert result.exit_code == 1  # the quirks at their sources are still violations
+    report = json.loads(result.stdout)
+    assert report["resync"] is True and report["violations"] == 3147
+    assert report["violations_by_code"] == {
+        "not_fifo_head": 138,
+        "size_exceeds": 471,
+        "size_mismatch": 1,
+        "unknown_id": 2537,
+    }
+    assert report["level_mismatches"] == report["quirks"]["resynced_rows"] == 3147
+    alone = invoke("lob", "replay", AMZN, "--resync", "--no-orderbook")
+    assert alone.exit_code != 0 and "--resync" in alone.output
 
 
 def test_replay_flags_violations_with_exit_1(tmp_path):

@@ -4,7 +4,7 @@ from typing import get_args
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from synth.generators.lob import (
@@ -58,16 +58,18 @@ def assert_same_report(fast, slow):
     assert list(fast.quirks.items()) == list(slow.quirks.items())  # same keys, values and first-seen order
 
 
-def python_rows(messages, orderbook=None, depth=DEPTH):
+def python_rows(messages, orderbook=None, depth=DEPTH, resync=False):
     """The Python strict report and the book as a LOBSTER row after every message."""
     rows = []
-    report = replay(messages, orderbook=orderbook, after_message=lambda _, book: rows.append(book.snapshot(depth)))
+    report = replay(
+        messages, orderbook=orderbook, resync=resync, after_message=lambda _, book: rows.append(book.snapshot(depth))
+    )
     return report, rows
 
 
-def fast_rows(messages, orderbook=None, depth=DEPTH):
+def fast_rows(messages, orderbook=None, depth=DEPTH, resync=False):
     report, rows = fast_replay.replay_strict_fast_with_rows(
-        messages, orderbook=orderbook, levels=depth, every_message=True
+        messages, orderbook=orderbook, levels=depth, every_message=True, resync=resync
     )
     return report, [tuple(row) for row in np.asarray(rows).tolist()]
 
@@ -89,6 +91,53 @@ def test_samples_give_the_python_report(samples, name, with_orderbook):
         assert fast.quirks["pre_window_order"] == 9
     if name == "AMZN" and with_orderbook:
         assert fast.level_mismatches > 0 and fast.quirks["scrolled_in_volume_added"] > 0
+
+
+@pytest.mark.parametrize("name", ["AAPL", "AMZN"])
+def test_samples_with_resync_give_the_python_report(samples, name):
+    messages, rows = samples[name]
+    fast = replay(messages, orderbook=rows, engine="numba", resync=True)
+    assert_same_report(fast, replay(messages, orderbook=rows, resync=True))
+    if name == "AAPL":
+        assert fast.violation_count == 0 and fast.level_mismatches == 0 and "resynced_rows" not in fast.quirks
+    else:
+        assert fast.violations == {"unknown_id": 2537, "size_exceeds": 471, "not_fifo_head": 138, "size_mismatch": 1}
+        assert fast.row_mismatches == fast.quirks["resynced_rows"] == 3147
+
+
+def test_resync_realigns_the_book_after_a_refused_message():
+    stream = [
+        LobsterMessage(1.0, 1, 1, 100, 5000, 1),
+        LobsterMessage(2.0, 3, 99, 100, 5000, 1),  # unknown_id: the bid at 5000 stays in the book
+        LobsterMessage(3.0, 1, 2, 50, 5000, -1),  # crosses the stale bid unless the book is realigned
+        LobsterMessage(4.0, 1, 3, 10, 5001, -1),
+        LobsterMessage(5.0, 4, 88, 30, 5000, -1),  # takes 30 shares the file showed and the stream never did
+    ]
+    pad = (9999999999, 0, -9999999999, 0)
+    rows = [(pad[0], 0, 5000, 100), pad, (5000, 50, *pad[2:]), (5000, 80, *pad[2:]), (5000, 50, *pad[2:])]
+    drifting, _ = fast_rows(stream, rows, depth=1)
+    assert drifting.codes == [None, "unknown_id", "crossing_limit", None, "unknown_id"]
+    fast, books = fast_rows(stream, rows, depth=1, resync=True)
+    assert fast.codes == [None, "unknown_id", None, None, None] and fast.row_mismatches == 2
+    assert books == rows  # rows recorded after a mismatching message show the realigned book
+    slow, slow_books = python_rows(stream, rows, depth=1, resync=True)
+    assert_same_report(fast, slow)
+    assert slow_books == books
+    assert list(fast.quirks) == [
+        "initial_anonymous_volume",
+        "resynced_rows",
+        "resync_volume_removed",
+        "resync_volume_added",
+        "pre_window_order",
+    ]
+
+
+def test_resync_needs_an_orderbook():
+    stream = [LobsterMessage(1.0, 1, 1, 5, 100, 1)]
+    with pytest.raises(ValueError, match="resync"):
+        replay(stream, engine="numba", resync=True)
+    with pytest.raises(ValueError, match="resync"):
+        fast_replay.replay_strict_fast(stream, resync=True)
 
 
 def test_aapl_book_matches_after_every_message(samples):
@@ -235,6 +284,36 @@ def valid_streams(draw, max_size=90):
     with_orderbook=st.booleans(),
 )
 def test_streams_against_an_orderbook_give_the_python_report(source, cut, levels, noise, row_noise, with_orderbook):
+    messages, orderbook = _window(source, cut, levels, noise, row_noise)
+    fast, fast_book = fast_rows(messages, orderbook if with_orderbook else None)
+    slow, slow_book = python_rows(messages, orderbook if with_orderbook else None)
+    assert_same_report(fast, slow)
+    assert fast_book == slow_book
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    source=valid_streams(),
+    cut=st.integers(min_value=0, max_value=9),
+    levels=st.integers(min_value=1, max_value=3),
+    noise=st.lists(st.tuples(st.integers(min_value=0, max_value=90), random_messages), max_size=6),
+    row_noise=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=90), st.integers(0, 11), st.integers(90, 110)), max_size=4
+    ),
+)
+def test_streams_with_resync_give_the_python_report(source, cut, levels, noise, row_noise):
+    # Refused messages and rows that disagree with the stream (duplicate, unsorted or crossed prices) get resynced.
+    messages, orderbook = _window(source, cut, levels, noise, row_noise)
+    fast, fast_book = fast_rows(messages, orderbook, resync=True)
+    slow, slow_book = python_rows(messages, orderbook, resync=True)
+    assert_same_report(fast, slow)
+    assert fast_book == slow_book
+    assert fast.quirks["resynced_rows"] == fast.row_mismatches
+    event("resynced" if fast.row_mismatches else "in sync")
+    event("resync added volume" if fast.quirks["resync_volume_added"] else "resync added nothing")
+
+
+def _window(source, cut, levels, noise, row_noise):
     # The orderbook comes from replaying the whole source; the window starts `cut` tenths in, so orders resting
     # before it are unknown ids only pre-window volume can serve, and a shallow orderbook makes levels scroll in/out.
     _, rows = python_rows(source, depth=levels)
@@ -246,8 +325,4 @@ def test_streams_against_an_orderbook_give_the_python_report(source, cut, levels
     for position, column, value in row_noise:  # an orderbook that disagrees with the stream
         if window:
             window[position % len(window)][column % (4 * levels)] = value
-    orderbook = [tuple(row) for row in window] if with_orderbook else None
-    fast, fast_book = fast_rows(messages, orderbook)
-    slow, slow_book = python_rows(messages, orderbook)
-    assert_same_report(fast, slow)
-    assert fast_book == slow_book
+    return messages, [tuple(row) for row in window]

@@ -5,6 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from synth.generators.lob import SAMPLE_DIR, LobsterMessage, Replayer, read_messages, read_orderbook, replay
+from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE
 
 AAPL = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"
 AMZN = SAMPLE_DIR / "AMZN_2012-06-21_34200000_57600000"
@@ -57,6 +58,94 @@ def test_amzn_full_day_lenient_has_no_violation_and_no_level_mismatch(amzn):
     # The residual quirks are reported, not hidden: ids never submitted, and misattributed level volume.
     assert report.quirks["unknown_id_took_anonymous"] + report.quirks["unknown_id_took_tracked_volume"] > 5000
     assert report.quirks["reattributed_not_fifo_head"] > 0
+
+
+def test_amzn_full_day_strict_resync_reports_each_quirk_once(amzn):
+    report = replay(amzn[0], orderbook=amzn[1], mode="strict", resync=True)
+    # Without resync a refused message leaves the book off the file and later valid messages are refused too
+    # (35,672 violations, 19,495 of them crossing_limit); realigned, only the sources remain.
+    assert report.violations == {"unknown_id": 2537, "size_exceeds": 471, "not_fifo_head": 138, "size_mismatch": 1}
+    assert report.violation_count == report.row_mismatches == report.level_mismatches == 3147
+    assert report.quirks["resynced_rows"] == 3147
+    assert report.quirks["resync_volume_removed"] > 0
+
+
+def test_aapl_strict_resync_changes_nothing(aapl):
+    report = replay(aapl[0], orderbook=aapl[1], mode="strict", resync=True)
+    assert report.violation_count == 0 and report.level_mismatches == 0
+    assert "resynced_rows" not in report.quirks
+    assert report.quirks == replay(aapl[0], orderbook=aapl[1], mode="strict").quirks
+
+
+# A level-1 file that disagrees with its stream twice: a bid leaves under an id the stream never showed, and the
+# ask queue at 5000 holds 30 shares the stream never submitted (taken later by another unseen id).
+DRIFT = [
+    LobsterMessage(1.0, 1, 1, 100, 5000, 1),
+    LobsterMessage(2.0, 3, 99, 100, 5000, 1),  # unknown_id: refused, so the bid at 5000 stays in the book
+    LobsterMessage(3.0, 1, 2, 50, 5000, -1),  # valid per the file; crosses the stale bid
+    LobsterMessage(4.0, 1, 3, 10, 5001, -1),
+    LobsterMessage(5.0, 4, 88, 30, 5000, -1),  # unseen volume the file showed at 5000
+]
+DRIFT_ROWS = [
+    (EMPTY_ASK_PRICE, 0, 5000, 100),
+    (EMPTY_ASK_PRICE, 0, EMPTY_BID_PRICE, 0),
+    (5000, 50, EMPTY_BID_PRICE, 0),
+    (5000, 80, EMPTY_BID_PRICE, 0),
+    (5000, 50, EMPTY_BID_PRICE, 0),
+]
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+def test_resync_realigns_the_book_after_a_refused_message(mode):
+    drifting = replay(DRIFT, orderbook=DRIFT_ROWS, mode="strict")
+    assert drifting.codes == [None, "unknown_id", "crossing_limit", None, "unknown_id"]
+    assert drifting.row_mismatches == 4
+    books = []
+    report = replay(
+        DRIFT,
+        orderbook=DRIFT_ROWS,
+        mode=mode,
+        resync=True,
+        after_message=lambda _, book: books.append(book.snapshot(1)),
+    )
+    assert books == DRIFT_ROWS  # after_message sees the realigned book
+    if mode == "lenient":  # lenient takes the unknown ids; only the unseen 30 shares make row 4 differ
+        assert report.violation_count == 0 and report.row_mismatches == 1 and report.quirks["resynced_rows"] == 1
+        assert replay(DRIFT, orderbook=DRIFT_ROWS, mode=mode).row_mismatches == 1
+        return
+    assert report.codes == [None, "unknown_id", None, None, None]
+    assert report.row_mismatches == report.level_mismatches == 2 and report.first_mismatch_row == 2
+    assert list(report.quirks.items()) == [
+        ("initial_anonymous_volume", 0),
+        ("resynced_rows", 2),
+        ("resync_volume_removed", 100),
+        ("resync_volume_added", 30),
+        ("pre_window_order", 1),  # the unseen id 88 took the volume the resync added
+    ]
+
+
+def test_resync_realigns_only_the_levels_in_view():
+    replayer = Replayer()
+    for order_id, side, price in [(1, -1, 101), (2, -1, 102), (3, -1, 104), (4, 1, 99), (5, 1, 97), (6, 1, 95)]:
+        assert replayer.step(LobsterMessage(1.0, 1, order_id, 10, price, side)) is None
+    replayer.resync_to((101, 5, 99, 10, 103, 7, 96, 20))  # two levels: the view is asks ≤ 103, bids ≥ 96
+    book = replayer.book
+    assert book.snapshot(3) == (101, 5, 99, 10, 103, 7, 96, 20, 104, 10, 95, 10)  # 102 and 97 emptied
+    assert next(iter(book.levels[1][96].queue)) < 0 and replayer.pre_window[1, 96] == 20
+    assert list(replayer.quirks.items()) == [
+        ("resynced_rows", 1),
+        ("resync_volume_removed", 10 + 5 + 10),
+        ("resync_volume_added", 7 + 20),
+    ]
+    pad = (EMPTY_ASK_PRICE, 0, EMPTY_BID_PRICE, 0)
+    replayer.resync_to((100, 1, EMPTY_BID_PRICE, 0, *pad))  # padding at the deepest level: the whole side is in view
+    assert book.snapshot(3) == (100, 1, EMPTY_BID_PRICE, 0, *pad, *pad)
+    assert book.invariant_problems() == []
+
+
+def test_resync_needs_an_orderbook():
+    with pytest.raises(ValueError, match="resync"):
+        replay(DRIFT, resync=True)
 
 
 def test_lenient_reattributes_level_volume_when_orders_left_out_of_view():
