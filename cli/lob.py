@@ -20,6 +20,7 @@ from synth.pipelines.errors import InputError
 app = typer.Typer(help="LOBSTER files: strict replay and export of LOB datasets.", no_args_is_help=True)
 
 ModeOption = Literal["strict", "lenient"]
+EngineOption = Literal["auto", "python", "numba"]
 
 
 @app.command("replay")
@@ -36,6 +37,9 @@ def replay_command(
         "--resync/--no-resync",
         help="after a row that differs from the orderbook file, realign the visible levels to it, so each quirk is "
         "reported once",
+    ),
+    engine: EngineOption = typer.Option(
+        "auto", "--engine", help="auto: the compiled numba engine for strict replays when numba is installed."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
@@ -56,11 +60,16 @@ def replay_command(
     if resync and books is None:
         msg = f"--resync realigns the book to the orderbook file, and {messages} is replayed without one"
         raise InputError(msg)
-    report = replay(rows, orderbook=books, mode=mode, resync=resync)
+    if engine == "auto":
+        from synth.generators.lob.fast_replay import NUMBA_AVAILABLE
+
+        engine = "numba" if mode == "strict" and NUMBA_AVAILABLE else "python"
+    report = replay(rows, orderbook=books, mode=mode, resync=resync, engine=engine)
     first = next((index for index, code in enumerate(report.codes) if code is not None), None)
     summary = {
         "messages": report.messages,
         "mode": mode,
+        "engine": engine,
         "resync": resync,
         "orderbook": str(orderbook) if books is not None else None,
         "applied": report.applied,

@@ -70,10 +70,12 @@ def test_export_writes_lobster_files_the_strict_replayer_accepts(dataset, tmp_pa
     assert again.exit_code != 0 and "not empty" in again.output
 
 
-def test_replay_of_the_aapl_sample_is_strictly_clean():
-    result = invoke("lob", "replay", AAPL, "--json")
+@pytest.mark.parametrize("engine", ["python", "numba"])
+def test_replay_of_the_aapl_sample_is_strictly_clean(engine):
+    result = invoke("lob", "replay", AAPL, "--engine", engine, "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
+    assert report["engine"] == engine
     assert report["violations"] == 0 and report["level_mismatches"] == 0 and report["levels_compared"] == 19_980
 
 
