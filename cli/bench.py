@@ -76,27 +76,39 @@ def levenshtein_command(
     console.print(f"wrote {out}")
 
 
+LOB_MESSAGES = typer.Option(None, "--messages", help="LOBSTER message file (default: shipped AMZN).")
+LOB_ORDERBOOK = typer.Option(None, "--orderbook", help="Its orderbook file (default: by name).")
+LOB_MODEL = typer.Option(None, "--model", help="Model from `synth train lob` (default: shipped).")
+LOB_ROLLOUTS = typer.Option(100, "--rollouts", min=1, help="Rollouts per method, one per held-out window.")
+LOB_HORIZON = typer.Option(500, "--horizon", min=1, help="Messages per rollout.")
+
+
+def _lob_day(messages: Path | None, orderbook: Path | None) -> dict[str, Path]:
+    """The message and orderbook files a LOB bench reads (the shipped AMZN day by default)."""
+    from synth.generators.lob import SAMPLE_DIR
+    from synth.pipelines.lob import AMZN_MESSAGES, orderbook_for
+
+    messages = messages or SAMPLE_DIR / AMZN_MESSAGES
+    return {"messages": messages, "orderbook": orderbook or orderbook_for(messages)}
+
+
 @app.command("lob-speed")
 @cli_errors
 def lob_speed_command(
     out: Path = typer.Option(Path("bench-lob-speed.json"), "--out", "-o", help="Where to write the JSON report."),
-    messages: Path | None = typer.Option(None, "--messages", help="LOBSTER message file (default: shipped AMZN)."),
-    orderbook: Path | None = typer.Option(None, "--orderbook", help="Its orderbook file (default: by name)."),
-    model: Path | None = typer.Option(None, "--model", help="Model from `synth train lob` (default: shipped)."),
-    rollouts: int = typer.Option(100, "--rollouts", min=1, help="Rollouts per method, one per held-out window."),
-    horizon: int = typer.Option(500, "--horizon", min=1, help="Messages per rollout."),
+    messages: Path | None = LOB_MESSAGES,
+    orderbook: Path | None = LOB_ORDERBOOK,
+    model: Path | None = LOB_MODEL,
+    rollouts: int = LOB_ROLLOUTS,
+    horizon: int = LOB_HORIZON,
     seed: int = typer.Option(0, "--seed", help="Seed of every rollout (the same for each method)."),
     repeats: int = typer.Option(3, "--repeats", min=1, help="Timed runs per method; the best time counts."),
 ) -> None:
     """Wall time per replayed message of ReLOBGen vs the rejection baseline (ratio), and replay messages/s."""
-    from synth.generators.lob import SAMPLE_DIR
     from synth.generators.lob.bench import bench_lob_speed
-    from synth.pipelines.lob import AMZN_MESSAGES, orderbook_for
 
-    messages = messages or SAMPLE_DIR / AMZN_MESSAGES
     report = bench_lob_speed(
-        messages=messages,
-        orderbook=orderbook or orderbook_for(messages),
+        **_lob_day(messages, orderbook),
         model_path=model,
         rollouts=rollouts,
         horizon=horizon,
@@ -124,23 +136,19 @@ def lob_speed_command(
 def lob_realism_command(
     out: Path = typer.Option(Path("bench-lob-realism.json"), "--out", "-o", help="Where to write the JSON report."),
     plot: Path | None = typer.Option(None, "--plot", help="PNG of the histograms (default: next to --out)."),
-    messages: Path | None = typer.Option(None, "--messages", help="LOBSTER message file (default: shipped AMZN)."),
-    orderbook: Path | None = typer.Option(None, "--orderbook", help="Its orderbook file (default: by name)."),
-    model: Path | None = typer.Option(None, "--model", help="Model from `synth train lob` (default: shipped)."),
-    rollouts: int = typer.Option(100, "--rollouts", min=1, help="Rollouts per method, one per held-out window."),
-    horizon: int = typer.Option(500, "--horizon", min=1, help="Messages per rollout."),
+    messages: Path | None = LOB_MESSAGES,
+    orderbook: Path | None = LOB_ORDERBOOK,
+    model: Path | None = LOB_MODEL,
+    rollouts: int = LOB_ROLLOUTS,
+    horizon: int = LOB_HORIZON,
     seed: int = typer.Option(0, "--seed", help="Seed of the rollouts and of the bootstrap."),
     bootstrap: int = typer.Option(100, "--bootstrap", min=0, help="Bootstrap resamples for the 99% intervals."),
 ) -> None:
     """LOB-Bench-style distances (L1 on FD bins, z-scored W1, bootstrap CIs) of each method to real windows."""
-    from synth.generators.lob import SAMPLE_DIR
     from synth.generators.lob.bench import bench_lob_realism
-    from synth.pipelines.lob import AMZN_MESSAGES, orderbook_for
 
-    messages = messages or SAMPLE_DIR / AMZN_MESSAGES
     report = bench_lob_realism(
-        messages=messages,
-        orderbook=orderbook or orderbook_for(messages),
+        **_lob_day(messages, orderbook),
         model_path=model,
         rollouts=rollouts,
         horizon=horizon,

@@ -31,23 +31,13 @@ from synth.generators.lob.state import MarketState
 class CorrectionSampler(RejectionSampler):
     """Draws free-form messages and repairs them as LOBS5 does; redraws only what cannot be repaired."""
 
-    def step(self, state: MarketState, rng: np.random.Generator) -> LobsterMessage | None:
-        """Apply and return the next (repaired) message; None after `max_attempts` discards in a row."""
-        for _ in range(self.max_attempts):
-            self.attempts += 1
-            raw = self._propose_fields(state, rng.random(8))
-            message = self._repair(state, raw) if raw is not None else None
-            if message is None:
-                if raw is None:
-                    self.rejections["no_reference"] += 1
-                continue
-            code = state.apply(message)
-            if code is None:
-                if message.type == 1:
-                    state.take_id()
-                return message
-            self.rejections[code] += 1
-        return None
+    def _candidate(self, state: MarketState, u: np.ndarray) -> LobsterMessage | None:
+        """The repaired message, or None (counted under `rejections`) when LOBS5 would discard it."""
+        raw = self._propose_fields(state, u)
+        if raw is None:
+            self.rejections["no_reference"] += 1
+            return None
+        return self._repair(state, raw)
 
     def _repair(self, state: MarketState, raw: FreeFormMessage) -> LobsterMessage | None:
         """The corrected message, or None (counted under `rejections`) when LOBS5 would discard it."""

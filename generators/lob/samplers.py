@@ -160,9 +160,8 @@ class RejectionSampler:
         """Apply and return the next accepted message; None after `max_attempts` refusals in a row."""
         for _ in range(self.max_attempts):
             self.attempts += 1
-            message = self._propose(state, rng.random(8))
+            message = self._candidate(state, rng.random(8))
             if message is None:
-                self.rejections["no_reference"] += 1
                 continue
             code = state.apply(message)
             if code is None:
@@ -171,6 +170,13 @@ class RejectionSampler:
                 return message
             self.rejections[code] += 1
         return None
+
+    def _candidate(self, state: MarketState, u: np.ndarray) -> LobsterMessage | None:
+        """The message to hand to the replayer, or None (counted under `rejections`) when there is none."""
+        message = self._propose(state, u)
+        if message is None:
+            self.rejections["no_reference"] += 1
+        return message
 
     def _propose(self, state: MarketState, u: np.ndarray) -> LobsterMessage | None:
         raw = self._propose_fields(state, u)
