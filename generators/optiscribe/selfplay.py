@@ -141,17 +141,17 @@ def play_round(
         text, stats, reward = (None, None, 0.0) if spec is None else _solve(spec, seed, settings)
         candidates.append(
             Candidate(
-                state.round,
-                state.level,
-                instructions[state.level],
-                request,
-                spec,
-                seed,
-                text,
-                stats,
-                reward,
-                policy_before,
-                error,
+                round=state.round,
+                level=state.level,
+                instruction=instructions[state.level],
+                request=request,
+                spec=spec,
+                seed=seed,
+                model_text=text,
+                stats=stats,
+                reward=reward,
+                policy=policy_before,
+                error=error,
             )
         )
         draws.append(drawn)
