@@ -8,11 +8,13 @@ drawn with the same generator), which gives the SR×Sim-per-budget curve for fre
 
 Metrics per strategy (each source scored on its picked turn, see `trajectory.pick_turn`):
 `success_rate` (successes / all sources), `similarity` (mean Tanimoto over successful sources, GeLLMO),
-`sr_x_sim`, `similarity_valid` (mean over sources with a valid pick, RePO), `validity` (sources with ≥ 1 valid
-turn), `turn_validity`, `novelty` (successful picks that are neither a source nor a ZINC250k entry),
-`diversity` (1 − mean pairwise Tanimoto of the successful picks across sources), `diversity_within` (of each
-source's distinct valid proposals, averaged), `oracle_calls` (graded turns per source). Throughput: trajectories
-per minute of busy time of one worker, per strategy, and all three strategies' trajectories per wall minute.
+`sr_x_sim` (= the mean over sources of the picked similarity if successful, else 0), `similarity_valid` (mean
+over sources with a valid pick, RePO), `validity` (sources with ≥ 1 valid turn), `turn_validity`, `novelty`
+(successful picks that are neither a source nor a ZINC250k entry), `diversity` (1 − mean pairwise Tanimoto of the
+successful picks across sources), `diversity_within` (of each source's distinct valid proposals, averaged),
+`oracle_calls` (graded turns per source). Same-B minus best-of-B (and minus random best-of-B) SR×Sim comes with
+a paired bootstrap 95 % interval over sources. Throughput: trajectories per minute of busy time of one worker, per
+strategy, and all three strategies' trajectories per wall minute.
 """
 
 from __future__ import annotations
@@ -150,6 +152,37 @@ def score_strategy(runs: Sequence[SourceRun], strategy: str, *, budget: int) -> 
     }
 
 
+def source_scores(runs: Sequence[SourceRun], strategy: str, *, budget: int) -> list[float]:
+    """Each source's share of SR×Sim: the similarity of its picked turn if it succeeded, else 0 (mean = SR×Sim)."""
+    scores = []
+    for run in runs:
+        picked = pick_turn(run.trajectories[strategy].turns[:budget])
+        success = picked is not None and picked.evaluation.success
+        scores.append((picked.evaluation.similarity or 0.0) if success else 0.0)  # type: ignore[union-attr]
+    return scores
+
+
+def paired_difference(
+    runs: Sequence[SourceRun], first: str, second: str, *, budget: int, resamples: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    """SR×Sim of `first` minus `second` on the same sources, with a paired bootstrap 95 % interval."""
+    import numpy as np
+
+    diffs = np.asarray(source_scores(runs, first, budget=budget)) - np.asarray(
+        source_scores(runs, second, budget=budget)
+    )
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = diffs[rng.integers(0, len(diffs), size=(resamples, len(diffs)))].mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return {
+        "difference": float(diffs.mean()),
+        "ci95": [float(low), float(high)],
+        "first_better": int((diffs > 0).sum()),
+        "second_better": int((diffs < 0).sum()),
+        "ties": int((diffs == 0).sum()),
+    }
+
+
 def _run_chunk(args: tuple[list[MarcoSource], Setting, int, SuccessProtocol, int]) -> list[SourceRun]:
     sources, setting, budget, protocol, seed = args
     return [run_source(s, setting=setting, budget=budget, protocol=protocol, seed=seed) for s in sources]
@@ -194,6 +227,10 @@ def _group_report(runs: Sequence[SourceRun], *, budget: int) -> dict[str, Any]:
         "random_same_1": score_strategy(runs, "random_best_of", budget=1),
         f"random_best_of_{budget}": score_strategy(runs, "random_best_of", budget=budget),
         "sr_x_sim_by_budget": curves,
+        f"same_{budget}_minus_best_of_{budget}": paired_difference(runs, "same", "best_of", budget=budget),
+        f"same_{budget}_minus_random_best_of_{budget}": paired_difference(
+            runs, "same", "random_best_of", budget=budget
+        ),
         "stop_reasons": {
             reason: sum(r.trajectories["same"].stop_reason == reason for r in runs) for reason in ("success", "budget")
         },
@@ -209,9 +246,12 @@ def plot_curves(report: dict[str, Any], path: Path) -> None:
 
     figure, axis = plt.subplots(figsize=(7, 4.5))
     styles = {"same": "-o", "best_of": "--s", "random_best_of": ":^"}
-    for group, result in report["groups"].items():
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for index, (group, result) in enumerate(report["groups"].items()):
         for name, values in result["sr_x_sim_by_budget"].items():
-            axis.plot(range(1, len(values) + 1), values, styles[name], label=f"{group} {name}")
+            budgets = range(1, len(values) + 1)
+            axis.plot(budgets, values, styles[name], color=colours[index % len(colours)], label=f"{group} {name}")
+    axis.set_xticks(range(1, report["budget"] + 1))
     axis.set_xlabel("budget (graded responses per source)")
     axis.set_ylabel("SR × Sim")
     axis.set_title("MARCO: feedback-guided Same-b vs best-of-b independent")

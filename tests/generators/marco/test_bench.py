@@ -26,6 +26,10 @@ def test_bench_reports_same_b_best_of_b_and_random_baselines(tmp_path):
     assert curves["best_of"][-1] == group["best_of_3"]["sr_x_sim"] and len(curves["random_best_of"]) == 3
     assert curves["same"] == sorted(curves["same"])  # a longer budget never loses a success
     assert sum(group["stop_reasons"].values()) == 4
+    paired = group["same_3_minus_best_of_3"]
+    assert paired["difference"] == pytest.approx(group["same_3"]["sr_x_sim"] - group["best_of_3"]["sr_x_sim"])
+    assert paired["ci95"][0] <= paired["difference"] <= paired["ci95"][1]
+    assert paired["first_better"] + paired["second_better"] + paired["ties"] == 4
     throughput = group["trajectories_per_minute"]
     assert (
         all(rate > 0 for rate in throughput["per_worker_minute"].values()) and throughput["group_wall_per_minute"] > 0
