@@ -33,8 +33,11 @@ def _row_supports(model: Any, prefix: str) -> list[list[str]]:
     return rows
 
 
-def _graph_density(nodes: int, edges: int) -> float | None:
-    return edges / (nodes * (nodes - 1) / 2) if nodes > 1 else None
+def _graph_density(measured: dict[str, float], nodes: int, edges: int) -> None:
+    if nodes > 1:
+        pairs = nodes * (nodes - 1) / 2
+        measured["density"] = edges / pairs
+        measured["density_step"] = 1 / pairs
 
 
 def measure_structure(model: Any, family: str) -> dict[str, float]:
@@ -47,15 +50,14 @@ def measure_structure(model: Any, family: str) -> dict[str, float]:
     elif family == "max_cut":
         nodes = len(_indices(names, "x", pairs=False))
         measured["nodes"] = nodes
-        density = _graph_density(nodes, len(_indices(names, "cut", pairs=True)))
-        if density is not None:
-            measured["density"] = density
+        _graph_density(measured, nodes, len(_indices(names, "cut", pairs=True)))
     elif family == "set_cover":
         rows = _row_supports(model, "cover_")
         measured["cols"] = len(_indices(names, "x", pairs=False))
         measured["rows"] = len(rows)
         if rows and measured["cols"]:
             measured["density"] = sum(len(r) for r in rows) / (len(rows) * measured["cols"])
+            measured["density_step"] = 1 / (len(rows) * measured["cols"])
     elif family == "combinatorial_auction":
         measured["bids"] = len(_indices(names, "bid", pairs=False))
         items = [
@@ -66,9 +68,7 @@ def measure_structure(model: Any, family: str) -> dict[str, float]:
         nodes = len(_indices(names, "x", pairs=False))
         edges = {pair for row in _row_supports(model, "") for pair in combinations(row, 2)}
         measured["nodes"] = nodes
-        density = _graph_density(nodes, len(edges))
-        if density is not None:
-            measured["density"] = density
+        _graph_density(measured, nodes, len(edges))
     elif family == "knapsack":
         pairs = _indices(names, "x", pairs=True)
         measured["items"] = len({i for i, _ in pairs})
@@ -77,7 +77,11 @@ def measure_structure(model: Any, family: str) -> dict[str, float]:
 
 
 def instruction_violations(measured: Mapping[str, float], asked: Mapping[str, Any], *, slack: float = 0.0) -> list[str]:
-    """One reason per asked size or density the model misses (`slack` widens the density range)."""
+    """One reason per asked size or density the model misses.
+
+    The density range is widened by `slack` and by half of `density_step` (one edge or nonzero), since an integer
+    count can only come within half a step of an asked bound.
+    """
     reasons = []
     for name, (low, high) in (asked.get("sizes") or {}).items():
         value = measured.get(name)
@@ -86,10 +90,11 @@ def instruction_violations(measured: Mapping[str, float], asked: Mapping[str, An
         elif not low <= value <= high:
             reasons.append(f"size `{name}` is {value:g}, asked [{low}, {high}]")
     density = asked.get("density")
+    tolerance = slack + measured.get("density_step", 0.0) / 2
     if density is not None:
         value = measured.get("density")
         if value is None:
             reasons.append("density not measurable in the model")
-        elif not density[0] - slack <= value <= density[1] + slack:
+        elif not density[0] - tolerance <= value <= density[1] + tolerance:
             reasons.append(f"density is {value:.4g}, asked [{density[0]:g}, {density[1]:g}]")
     return reasons
