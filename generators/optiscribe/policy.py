@@ -118,8 +118,8 @@ class CemPolicy:
     stds: dict[str, float] = field(default_factory=dict)
     probs: dict[str, dict[str, float]] = field(default_factory=dict)
     elite_fraction: float = 0.25
-    smoothing: float = 0.7
-    min_std: float = 0.05
+    smoothing: float = 0.5
+    min_std: float = 0.1
     initial_std: float = 0.5
 
     def ensure(self, dims: Sequence[Dimension]) -> None:

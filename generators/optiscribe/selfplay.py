@@ -40,8 +40,8 @@ class SelfPlaySettings:
     candidates: int = 8
     challenger: ChallengerKind = "cem"
     elite_fraction: float = 0.25
-    smoothing: float = 0.7
-    min_std: float = 0.05
+    smoothing: float = 0.5
+    min_std: float = 0.1
     initial_std: float = 0.5
     bandit_bins: int = 4
     advance_reward: float = 0.5
