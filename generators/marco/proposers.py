@@ -127,6 +127,7 @@ class ScriptedProposer:
         return failing or scorable, [k for k in scorable if k not in failing]
 
     def _move_scores(self, state: ProposalState, targets: Sequence[str], protected: Sequence[str]) -> dict[str, float]:
+        """Prior score of each move: mean target gain, losses on protected properties, similarity, applicability."""
         priors = load_move_priors()
         scores: dict[str, float] = {}
         for move in self.moves:
