@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Protocol
@@ -98,6 +98,7 @@ class ScriptedProposer:
     similarity_weight: float = 4.0
     protect_weight: float = 1.0
     learning_rate: float = 1.0
+    failing_weight: float = 0.0
     build_on_partials: bool = False
     backoff_similarity: float = 0.75
     moves: tuple[str, ...] = field(default=MOVES)
@@ -118,22 +119,30 @@ class ScriptedProposer:
                 best = (score, graded.canonical or "", graded)
         return (best[1], best[2]) if best else (state.source.canonical, None)
 
-    def _targets(self, state: ProposalState, base: Evaluation | None) -> tuple[list[str], list[str]]:
-        """(properties to improve, properties to protect) for the next edit."""
-        scorable = [k for k in state.task.properties if state.source.values.get(k) is not None]
-        if base is None:
-            return scorable, []
-        failing = [k for k in base.failing if k in scorable]
-        return failing or scorable, [k for k in scorable if k not in failing]
+    def _targets(self, state: ProposalState, base: Evaluation | None) -> tuple[dict[str, float], list[str]]:
+        """(weight of each property to improve, properties to protect) for the next edit.
 
-    def _move_scores(self, state: ProposalState, targets: Sequence[str], protected: Sequence[str]) -> dict[str, float]:
+        Editing the source, every scorable property must improve; those the latest valid turn's feedback
+        reports as failing weigh `1 + failing_weight`. Editing a partial candidate, only its failing ones count.
+        """
+        scorable = [k for k in state.task.properties if state.source.values.get(k) is not None]
+        if base is not None:
+            failing = [k for k in base.failing if k in scorable] or scorable
+            return dict.fromkeys(failing, 1.0), [k for k in scorable if k not in failing]
+        latest = next((t.evaluation for t in reversed(state.history) if t.evaluation.valid), None)
+        failing = set(latest.failing) if latest is not None else set()
+        return {k: 1.0 + self.failing_weight * (k in failing) for k in scorable}, []
+
+    def _move_scores(
+        self, state: ProposalState, targets: Mapping[str, float], protected: Sequence[str]
+    ) -> dict[str, float]:
         """Prior score of each move: mean target gain, losses on protected properties, similarity, applicability."""
         priors = load_move_priors()
         scores: dict[str, float] = {}
         for move in self.moves:
             prior = priors[move]
             gain = prior["gain"]
-            score = sum(gain.get(k, 0.0) for k in targets) / max(len(targets), 1)
+            score = sum(w * gain.get(k, 0.0) for k, w in targets.items()) / max(sum(targets.values()), 1e-9)
             score += self.protect_weight * sum(min(gain.get(k, 0.0), 0.0) for k in protected) / max(len(protected), 1)
             score += self.similarity_weight * (prior["similarity"] - 0.7) + math.log(max(prior["applies"], 1e-3))
             scores[move] = score
@@ -141,16 +150,16 @@ class ScriptedProposer:
             self._learn(scores, state, targets)
         return scores
 
-    def _learn(self, scores: dict[str, float], state: ProposalState, targets: Sequence[str]) -> None:
-        """Shift each tried move's score by the clipped target gains it showed on this source."""
+    def _learn(self, scores: dict[str, float], state: ProposalState, targets: Mapping[str, float]) -> None:
+        """Shift each tried move's score by the weighted clipped target gains it showed on this source."""
         from synth.validators.marco.properties import SPECS
 
         for turn in state.history:
             if turn.move not in scores or not turn.evaluation.valid:
                 continue
             gains = [c for c in turn.evaluation.changes if c.key in targets and c.gain is not None]
-            observed = sum(max(-1.0, min(1.0, c.gain / SPECS[c.key].threshold)) for c in gains)  # type: ignore[operator]
-            scores[turn.move] += self.learning_rate * observed / max(len(gains), 1)
+            observed = sum(targets[c.key] * max(-1.0, min(1.0, c.gain / SPECS[c.key].threshold)) for c in gains)  # type: ignore[operator]
+            scores[turn.move] += self.learning_rate * observed / max(sum(targets[c.key] for c in gains), 1e-9)
 
     def _order(self, scores: dict[str, float], rng: Random) -> list[str]:
         """Moves in Gumbel-top-k order: a draw without replacement from softmax(score / temperature)."""

@@ -86,7 +86,7 @@ def test_guided_proposer_builds_on_a_similar_partial_and_backs_off_from_a_distan
     guided = replace(state, history=(partial,))
     base, base_eval = proposer._base(guided)
     assert base == partial.evaluation.canonical
-    assert proposer._targets(guided, base_eval) == (["qed"], ["plogp"])
+    assert proposer._targets(guided, base_eval) == ({"qed": 1.0}, ["plogp"])
     strict = ScriptedProposer(build_on_partials=True, backoff_similarity=0.9)
     assert strict._base(guided)[0] == state.source.canonical
     proposal = proposer.propose(guided, random.Random(0))
@@ -101,8 +101,8 @@ def test_learned_move_scores_follow_the_observed_gains():
     near = "CC(=O)OCC1=C(C(=O)O)N2C(=O)[C@@H](NC(=O)CCCCC(=O)O)[C@H]2SC1"
     guided = replace(state, history=(_graded(state, near, move="drop_polar"),))
     proposer = ScriptedProposer()
-    blind = ScriptedProposer(guided=False)._move_scores(guided, ["plogp"], [])
-    learned = proposer._move_scores(guided, ["plogp"], [])
+    blind = ScriptedProposer(guided=False)._move_scores(guided, {"plogp": 1.0}, [])
+    learned = proposer._move_scores(guided, {"plogp": 1.0}, [])
     assert learned["drop_polar"] == pytest.approx(blind["drop_polar"] + 1.0)  # plogp gain >= its threshold
     assert learned["methylate"] == blind["methylate"]
 
