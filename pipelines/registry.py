@@ -13,6 +13,7 @@ from synth.pipelines.errors import ConfigError
 from synth.pipelines.steps import Generator, Verifier
 
 DOMAIN_MODULES: dict[str, str] = {
+    "dasa": "synth.pipelines.dasa",
     "lob": "synth.pipelines.lob",
     "marco": "synth.pipelines.marco",
     "optiscribe": "synth.pipelines.optiscribe",
