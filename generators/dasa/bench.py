@@ -1,0 +1,141 @@
+"""`synth bench dasa`: downstream exact match after matched LoRA runs on source text, a source subset, DASA rows,
+GRADMM rows and random embeddings (several seeds), and the synthesis cost of DASA vs GRADMM for the same m.
+
+Memory is the peak resident-set growth of this process during synthesis, sampled every 10 ms from
+`/proc/self/statm` (torch's CPU allocator is invisible to tracemalloc); on CUDA it would be
+`torch.cuda.max_memory_allocated`.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+from synth.generators.dasa.synthesize import DasaSettings, SyntheticRows, synthesize_dasa
+from synth.generators.gradmm.admm import GradmmSettings, synthesize_gradmm
+from synth.trainers.dasa.base_lm import Reference, build_base_lm, load_reference
+from synth.trainers.dasa.lora import TrainRows, rows_from_pairs, train_and_evaluate
+from synth.trainers.dasa.tasks import split_pairs
+
+T = TypeVar("T")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * PAGE
+
+
+def measure(fn: Callable[[], T]) -> tuple[T, float, float]:
+    """Run `fn`; return its result, the wall time (s) and the peak RSS growth (MiB) while it ran."""
+    base, peak, stop = _rss(), [0], threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.01):
+            peak[0] = max(peak[0], _rss())
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    try:
+        result = fn()
+    finally:
+        elapsed = time.perf_counter() - start
+        stop.set()
+        thread.join()
+    return result, elapsed, (max(peak[0], _rss()) - base) / 2**20
+
+
+def _embedding_rows(rows: SyntheticRows) -> TrainRows:
+    return TrainRows(labels=rows.labels, attention_mask=rows.attention_mask, inputs_embeds=rows.inputs_embeds)
+
+
+def _random_rows(reference: Reference, like: TrainRows, *, seed: int) -> TrainRows:
+    weight = reference.model.get_input_embeddings().weight.detach()
+    assert like.input_ids is not None
+    shape = (*like.input_ids.shape, weight.shape[1])
+    noise = torch.randn(shape, generator=torch.Generator().manual_seed(seed))
+    embeds = noise * weight.norm(dim=-1).mean() / shape[-1] ** 0.5
+    return TrainRows(labels=like.labels, attention_mask=like.attention_mask, inputs_embeds=embeds)
+
+
+def _summary(values: Sequence[float]) -> dict[str, Any]:
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"mean": statistics.fmean(values), "sd": sd, "values": list(values)}
+
+
+def run_dasa_bench(
+    *,
+    model_dir: str | Path | None = None,
+    cache: str | Path = "out/bench-dasa",
+    task: str = "shift",
+    source_rows: int = 128,
+    test_rows: int = 100,
+    m: int = 16,
+    seeds: Sequence[int] = (0, 1, 2),
+    base_steps: int = 600,
+    lora_steps: int = 150,
+    lora_rank: int = 8,
+    dasa: DasaSettings | None = None,
+    gradmm: GradmmSettings | None = None,
+) -> dict[str, Any]:
+    """The comparison as a JSON-able dict; `model_dir=None` builds (or reuses) the tiny base LM under `cache`."""
+    dasa = dasa or DasaSettings(steps=60)
+    gradmm = gradmm or GradmmSettings()
+    if model_dir is None:
+        model_dir = build_base_lm(Path(cache) / f"base-lm-seed0-steps{base_steps}", seed=0, steps=base_steps)
+    reference = load_reference(model_dir)
+    train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
+    lora = {"steps": lora_steps, "rank": lora_rank}
+    scores: dict[str, list[float]] = {k: [] for k in ("source_all", "source_subset", "dasa", "gradmm", "random")}
+    cost: dict[str, dict[str, list[float]]] = {k: {"seconds": [], "peak_rss_mib": []} for k in ("dasa", "gradmm")}
+    for seed in seeds:
+        all_rows = rows_from_pairs(train, reference.tokenizer)
+        subset = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:m].tolist()
+        synthetic = {}
+        for name, fn in (
+            ("dasa", lambda s=seed: synthesize_dasa(reference, train, m=m, settings=dasa, seed=s)),
+            ("gradmm", lambda s=seed: synthesize_gradmm(reference, train, m=m, settings=gradmm, seed=s)),
+        ):
+            synthetic[name], seconds, mib = measure(fn)
+            cost[name]["seconds"].append(seconds)
+            cost[name]["peak_rss_mib"].append(mib)
+        subset_rows = rows_from_pairs([train[i] for i in subset], reference.tokenizer)
+        runs = {
+            "source_all": all_rows,
+            "source_subset": subset_rows,
+            "dasa": _embedding_rows(synthetic["dasa"]),
+            "gradmm": TrainRows(
+                labels=synthetic["gradmm"].labels,
+                attention_mask=synthetic["gradmm"].attention_mask,
+                input_ids=synthetic["gradmm"].input_ids,
+            ),
+            "random": _random_rows(reference, subset_rows, seed=seed),
+        }
+        for name, rows in runs.items():
+            scores[name].append(train_and_evaluate(reference, rows, test, seed=seed, **lora))
+    seconds = {k: statistics.fmean(v["seconds"]) for k, v in cost.items()}
+    return {
+        "model": reference.model_id,
+        "task": task,
+        "source_rows": source_rows,
+        "test_rows": test_rows,
+        "m": m,
+        "seeds": list(seeds),
+        "lora": lora,
+        "dasa_settings": asdict(dasa),
+        "gradmm_settings": asdict(gradmm),
+        "exact_match": {k: _summary(v) for k, v in scores.items()},
+        "synthesis": {k: {kk: _summary(vv) for kk, vv in v.items()} for k, v in cost.items()},
+        "speedup_dasa_over_gradmm": seconds["gradmm"] / seconds["dasa"],
+        "memory": "peak RSS growth during synthesis, /proc/self/statm sampled every 10 ms (CPU)",
+        "threads": torch.get_num_threads(),
+    }
