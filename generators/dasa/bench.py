@@ -84,6 +84,7 @@ def run_dasa_bench(
     base_steps: int = 600,
     lora_steps: int = 150,
     lora_rank: int = 8,
+    lora_lr: float = 3e-3,
     dasa: DasaSettings | None = None,
     gradmm: GradmmSettings | None = None,
 ) -> dict[str, Any]:
@@ -94,7 +95,7 @@ def run_dasa_bench(
         model_dir = build_base_lm(Path(cache) / f"base-lm-seed0-steps{base_steps}", seed=0, steps=base_steps)
     reference = load_reference(model_dir)
     train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
-    lora = {"steps": lora_steps, "rank": lora_rank}
+    lora = {"steps": lora_steps, "rank": lora_rank, "lr": lora_lr}
     scores: dict[str, list[float]] = {k: [] for k in ("source_all", "source_subset", "dasa", "gradmm", "random")}
     cost: dict[str, dict[str, list[float]]] = {k: {"seconds": [], "peak_rss_mib": []} for k in ("dasa", "gradmm")}
     for seed in seeds:
