@@ -1,0 +1,59 @@
+"""`synth bench optiscribe` and `synth bench marco` end to end on tiny settings: JSON with the ratios/metrics."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from synth.cli.app import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_bench_optiscribe_writes_ratios_per_family(tmp_path):
+    pytest.importorskip("pyscipopt")
+    out = tmp_path / "optiscribe.json"
+    result = invoke(
+        "bench",
+        "optiscribe",
+        "--rounds",
+        "1",
+        "--candidates",
+        "2",
+        "--eval-instances",
+        "2",
+        "--no-crosscheck",
+        "--out",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert set(report["families"]) == {"facility_location", "max_cut"}
+    for family in report["families"].values():
+        for group in ("selfplay", "default"):
+            assert family[group]["instances"] == 2
+            assert 0.0 <= family[group]["feasibility_rate"] <= 1.0
+        assert family["median_nodes_ratio"] is None or family["median_nodes_ratio"] > 0
+
+
+def test_bench_optiscribe_refuses_an_unknown_learner(tmp_path):
+    result = invoke("bench", "optiscribe", "--challenger", "ga", "--out", tmp_path / "x.json")
+    assert result.exit_code == 2
+    assert "unknown learner 'ga'" in result.output
+
+
+def test_bench_marco_writes_metrics_and_a_plot(tmp_path):
+    pytest.importorskip("rdkit")
+    out = tmp_path / "marco.json"
+    result = invoke("bench", "marco", "--tasks", "PQS", "--settings", "seen", "--sources", "4", "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    group = report["groups"]["PQS/seen"]
+    for strategy in ("same_1", "same_5", "best_of_5"):
+        assert 0.0 <= group[strategy]["sr_x_sim"] <= 1.0
+        assert group[strategy]["sources"] == 4
+    assert (tmp_path / "marco.png").read_bytes()[:4] == b"\x89PNG"
