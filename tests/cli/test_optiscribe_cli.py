@@ -110,3 +110,17 @@ def test_export_writes_lp_and_mps_files_that_solve_like_the_rows(dataset, tmp_pa
     assert solve_model_text(mps, fmt="mps", settings=settings).primal_bound == row["scip_primal_bound"]
     with pytest.raises(OutputDirError, match="not empty"):
         export_instances(dataset, target=tmp_path / "instances")
+
+
+def test_export_command_writes_both_formats_and_refuses_a_used_target(dataset, tmp_path):
+    target = tmp_path / "files"
+    result = runner.invoke(app, ["optiscribe", "export", str(dataset), "--target", str(target)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    kept = pq.read_table(dataset / "data").num_rows
+    assert report["instances"] == kept and report["files"] == 2 * kept
+    assert len(list(target.glob("*.lp"))) == len(list(target.glob("*.mps"))) == kept
+    again = runner.invoke(app, ["optiscribe", "export", str(dataset), "--target", str(target)])
+    assert again.exit_code != 0 and "not empty" in again.output
+    bad = runner.invoke(app, ["optiscribe", "export", str(dataset), "--formats", "nl"])
+    assert bad.exit_code == 2 and "unknown format 'nl'" in bad.output
