@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from synth.cli._common import cli_errors, console, err_console
-from synth.pipelines.errors import ConfigError, OutputDirError
+from synth.pipelines.errors import ConfigError, InputError, OutputDirError
 
 TaskOption = Literal["literary", "doctype", "subtype", "dating"]
 ModelOption = Literal["tfidf", "charcnn", "bytes", "fasttext"]
@@ -265,6 +265,63 @@ def lob_command(
         )
     console.print(f"Santa Fe rates: {json.dumps(summary['zero_intelligence'])}")
     console.print(f"wrote {written}")
+
+
+@app.command("base-lm")
+@cli_errors
+def base_lm_command(
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for the tiny reference LM (reused if it matches)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the weights and of the pre-training data."),
+    hidden: int = typer.Option(64, "--hidden", min=8, help="Hidden size."),
+    layers: int = typer.Option(2, "--layers", min=1, help="Decoder layers."),
+    steps: int = typer.Option(600, "--steps", min=1, help="Pre-training steps on the synthetic base task."),
+) -> None:
+    """Build a tiny Llama-style LM and byte tokenizer locally (no download), pre-trained briefly; the DASA reference."""
+    from synth.trainers.dasa.base_lm import build_base_lm
+
+    try:
+        path = build_base_lm(out, seed=seed, hidden=hidden, layers=layers, steps=steps)
+    except ValueError as error:
+        raise InputError(str(error)) from error
+    console.print(f"reference LM in {path}")
+
+
+@app.command("lora-embeds")
+@cli_errors
+def lora_embeds_command(
+    dataset: Path = typer.Argument(..., help="DASA or GRADMM dataset directory."),
+    model: Path = typer.Option(..., "--model", help="The reference LM the dataset was made with."),
+    inputs: str = typer.Option("embeds", "--inputs", help="embeds (inputs_embeds) or ids (the token column)."),
+    task: str | None = typer.Option(None, "--task", help="Task to evaluate on (default: the dataset's)."),
+    test_rows: int = typer.Option(100, "--test-rows", min=1, help="Held-out prompts scored by exact match."),
+    eval_seed: int = typer.Option(10_000, "--eval-seed", help="Seed of the held-out prompts."),
+    steps: int = typer.Option(200, "--steps", min=1, help="LoRA steps."),
+    rank: int = typer.Option(8, "--rank", min=1, help="LoRA rank."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the LoRA initialisation and batches."),
+) -> None:
+    """LoRA fine-tuning (peft) directly on an embedding dataset; prints the held-out exact match."""
+    import pyarrow.parquet as pq
+
+    from synth.trainers.dasa.base_lm import load_reference
+    from synth.trainers.dasa.data import ReferenceMismatchError, load_rows
+    from synth.trainers.dasa.lora import train_and_evaluate
+    from synth.trainers.dasa.tasks import make_pairs
+
+    if inputs not in ("embeds", "ids"):
+        msg = f"--inputs: unknown input kind {inputs!r}; choose embeds, ids"
+        raise InputError(msg)
+    reference = load_reference(model)
+    try:
+        rows = load_rows(dataset, reference, inputs=inputs)  # type: ignore[arg-type]
+    except (ReferenceMismatchError, FileNotFoundError) as error:
+        raise InputError(str(error)) from error
+    if task is None:
+        shard = sorted((dataset / "data").glob("*.parquet"))[0]
+        settings = json.loads((pq.read_schema(shard).metadata or {})[b"synth.dasa.settings"])
+        task = str(settings["task"])
+    test = make_pairs(task, test_rows, seed=eval_seed)
+    score = train_and_evaluate(reference, rows, test, seed=seed, steps=steps, rank=rank)
+    console.print_json(json.dumps({"dataset": str(dataset), "task": task, "exact_match": score}))
 
 
 def register(root: typer.Typer) -> None:

@@ -65,3 +65,18 @@ def test_dataset_with_another_reference_model_fails_naming_both(dataset, cache, 
     message = str(error.value)
     assert "\n" not in message
     assert "base-lm-seed0-steps40@" in message and f"other@{other.embedding_hash}" in message
+
+
+def test_train_base_lm_and_lora_embeds_commands(dataset, cache, tmp_path):
+    reference = cache / "dasa" / "base-lm-seed0-steps40"
+    trained = runner.invoke(
+        app, ["train", "lora-embeds", str(dataset), "--model", str(reference), "--steps", "2", "--test-rows", "3"]
+    )
+    assert trained.exit_code == 0, trained.output
+    assert '"exact_match"' in trained.stdout and '"task"' in trained.stdout
+    other = tmp_path / "other"
+    built = runner.invoke(app, ["train", "base-lm", "--out", str(other), "--seed", "1", "--steps", "1"])
+    assert built.exit_code == 0, built.output
+    refused = runner.invoke(app, ["train", "lora-embeds", str(dataset), "--model", str(other), "--steps", "1"])
+    assert refused.exit_code == 2
+    assert "made with reference model" in refused.output and "other@" in refused.output
