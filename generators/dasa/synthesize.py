@@ -108,8 +108,14 @@ def synthesize_dasa(
             if count == 0:
                 continue
             targets = desired_update(
-                model, modules, weight[batch.ids[members]], batch.labels[members], batch.mask[members],
-                space=settings.space, rank=settings.rank, seed=seed + 1000 * g,
+                model,
+                modules,
+                weight[batch.ids[members]],
+                batch.labels[members],
+                batch.mask[members],
+                space=settings.space,
+                rank=settings.rank,
+                seed=seed + 1000 * g,
             )
             rows = pick_rows(members, count, generator=generator)
             init = weight[batch.ids[rows]].clone()

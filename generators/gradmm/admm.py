@@ -108,13 +108,25 @@ def synthesize_gradmm(
             if count == 0:
                 continue
             targets = desired_update(
-                model, modules, weight[batch.ids[members]], batch.labels[members], batch.mask[members],
-                space="full", rank=0, seed=seed + 1000 * g,
+                model,
+                modules,
+                weight[batch.ids[members]],
+                batch.labels[members],
+                batch.mask[members],
+                space="full",
+                rank=0,
+                seed=seed + 1000 * g,
             )
             rows = pick_rows(members, count, generator=generator)
             ids, start, end, group_losses = admm_group(
-                model, modules, targets, weight[batch.ids[rows]].clone(), batch.labels[rows], batch.mask[rows],
-                weight=weight, settings=settings,
+                model,
+                modules,
+                targets,
+                weight[batch.ids[rows]].clone(),
+                batch.labels[rows],
+                batch.mask[rows],
+                weight=weight,
+                settings=settings,
             )
             ids_parts.append(ids)
             rows_parts.append(rows)

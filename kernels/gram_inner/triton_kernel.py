@@ -14,8 +14,18 @@ BLOCK = 16
 
 @triton.jit
 def _gram_inner_kernel(
-    x_ptr, d_ptr, x2_ptr, d2_ptr, out_ptr, n_t, n_s, n_in, n_out,
-    block: tl.constexpr, width_in: tl.constexpr, width_out: tl.constexpr,
+    x_ptr,
+    d_ptr,
+    x2_ptr,
+    d2_ptr,
+    out_ptr,
+    n_t,
+    n_s,
+    n_in,
+    n_out,
+    block: tl.constexpr,
+    width_in: tl.constexpr,
+    width_out: tl.constexpr,
 ):
     pid_t, pid_s = tl.program_id(0), tl.program_id(1)
     rows_t = pid_t * block + tl.arange(0, block)
@@ -42,8 +52,14 @@ def gram_inner_triton(x: torch.Tensor, delta: torch.Tensor, x2: torch.Tensor, de
     grid = (triton.cdiv(x.shape[0], BLOCK), triton.cdiv(x2.shape[0], BLOCK))
     partial = torch.empty(grid[0] * grid[1], dtype=torch.float32, device=x.device)
     _gram_inner_kernel[grid](
-        *tensors, partial, x.shape[0], x2.shape[0], x.shape[1], delta.shape[1],
-        block=BLOCK, width_in=max(16, triton.next_power_of_2(x.shape[1])),
+        *tensors,
+        partial,
+        x.shape[0],
+        x2.shape[0],
+        x.shape[1],
+        delta.shape[1],
+        block=BLOCK,
+        width_in=max(16, triton.next_power_of_2(x.shape[1])),
         width_out=max(16, triton.next_power_of_2(delta.shape[1])),
     )
     return partial.double().sum()

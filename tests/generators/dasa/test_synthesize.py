@@ -6,6 +6,7 @@ torch = pytest.importorskip("torch")
 objective = pytest.importorskip("synth.generators.dasa.objective")
 synthesize = pytest.importorskip("synth.generators.dasa.synthesize")
 
+
 def activations(reference, pairs, *, targets=("q_proj", "down_proj")):
     from synth.trainers.dasa.base_lm import encode_pairs
 
@@ -46,7 +47,10 @@ def test_optimised_embeddings_align_better_than_their_start_and_random_embedding
     settings = synthesize.DasaSettings(steps=8, groups=2, space=space, rank=4)
     rows = synthesize.synthesize_dasa(reference, source, m=4, settings=settings, seed=0)
     rand = synthesize.synthesize_dasa(
-        reference, source, m=4, settings=synthesize.DasaSettings(steps=0, groups=2, space=space, rank=4, init="random"),
+        reference,
+        source,
+        m=4,
+        settings=synthesize.DasaSettings(steps=0, groups=2, space=space, rank=4, init="random"),
         seed=0,
     )
     assert rows.inputs_embeds.shape[:2] == rows.labels.shape and rows.inputs_embeds.shape[0] == 4

@@ -12,9 +12,13 @@ def test_projection_of_token_embeddings_returns_the_tokens_and_lm_choice_raises_
     ids, _, mask = encode_pairs(make_pairs("copy", 6, seed=0), reference.tokenizer)
     weight = reference.model.get_input_embeddings().weight.detach()
     assert torch.equal(admm.project(reference.model, weight[ids], mask, weight, top_k=1), ids)
-    noisy = weight[ids] + 0.5 * weight.norm(dim=-1).mean() * torch.randn(
-        weight[ids].shape, generator=torch.Generator().manual_seed(0)
-    ) / weight.shape[1] ** 0.5
+    noisy = (
+        weight[ids]
+        + 0.5
+        * weight.norm(dim=-1).mean()
+        * torch.randn(weight[ids].shape, generator=torch.Generator().manual_seed(0))
+        / weight.shape[1] ** 0.5
+    )
     nearest = admm.project(reference.model, noisy, mask, weight, top_k=1)
     chosen = admm.project(reference.model, noisy, mask, weight, top_k=20)
 
