@@ -84,3 +84,19 @@ def prefect_server() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def base_lm_dir(tmp_path_factory):
+    """A tiny DASA reference LM, built once per session (a few seconds of pre-training; needs torch)."""
+    from synth.trainers.dasa.base_lm import build_base_lm
+
+    return build_base_lm(tmp_path_factory.mktemp("dasa") / "base-lm", seed=0, steps=150)
+
+
+@pytest.fixture
+def reference(base_lm_dir):
+    """The tiny reference LM, freshly loaded (tests may change its weights)."""
+    from synth.trainers.dasa.base_lm import load_reference
+
+    return load_reference(base_lm_dir)
