@@ -9,9 +9,9 @@ their labels and attention masks (random initialisation does far worse, per the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -89,35 +89,72 @@ def nearest_tokens(embeds: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return (unit(embeds, dim=-1) @ unit(weight, dim=-1).T).argmax(-1)
 
 
+def frozen_reference(reference: Reference, *, targets: Sequence[str]) -> tuple[Any, list[Any], torch.Tensor]:
+    """The reference model with every parameter frozen, its modules named by `targets`, and its embedding matrix."""
+    model = reference.model
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    return model, target_modules(model, targets), model.get_input_embeddings().weight.detach()
+
+
+def plan_groups(  # type: ignore[no-untyped-def]
+    model,
+    modules,
+    weight: torch.Tensor,
+    batch: SourceBatch,
+    *,
+    m: int,
+    groups: int,
+    space: MatchSpace,
+    rank: int,
+    seed: int,
+    generator: torch.Generator,
+) -> Iterator[tuple[int, torch.Tensor, Any]]:
+    """Each group's share of the `m` rows, spread evenly: (group, source rows to start from, its desired update).
+
+    Lazy, so each group's update is computed after the previous group was optimised (the RNG order callers rely on).
+    """
+    for g, members in enumerate(batch.groups):
+        count = m // groups + (1 if g < m % groups else 0)
+        if count == 0:
+            continue
+        targets = desired_update(
+            model,
+            modules,
+            weight[batch.ids[members]],
+            batch.labels[members],
+            batch.mask[members],
+            space=space,
+            rank=rank,
+            seed=seed + 1000 * g,
+        )
+        yield g, pick_rows(members, count, generator=generator), targets
+
+
 def synthesize_dasa(
     reference: Reference, source: Sequence[Pair], *, m: int, settings: DasaSettings, seed: int
 ) -> SyntheticRows:
     """`m` DASA rows for `source`, spread evenly over the groups; deterministic per seed."""
-    model = reference.model
-    for p in model.parameters():
-        p.requires_grad_(False)
-    modules = target_modules(model, settings.targets)
-    weight = model.get_input_embeddings().weight.detach()
+    model, modules, weight = frozen_reference(reference, targets=settings.targets)
     rho = weight.norm(dim=-1).mean()
     batch = encode_source(reference, source, groups=settings.groups, seed=seed)
     generator = torch.Generator().manual_seed(seed + 1)
     parts: list[tuple[torch.Tensor, torch.Tensor, list[int], float, float, list[float]]] = []
     with seeded(seed):
-        for g, members in enumerate(batch.groups):
-            count = m // settings.groups + (1 if g < m % settings.groups else 0)
-            if count == 0:
-                continue
-            targets = desired_update(
-                model,
-                modules,
-                weight[batch.ids[members]],
-                batch.labels[members],
-                batch.mask[members],
-                space=settings.space,
-                rank=settings.rank,
-                seed=seed + 1000 * g,
-            )
-            rows = pick_rows(members, count, generator=generator)
+        plans = plan_groups(
+            model,
+            modules,
+            weight,
+            batch,
+            m=m,
+            groups=settings.groups,
+            space=settings.space,
+            rank=settings.rank,
+            seed=seed,
+            generator=generator,
+        )
+        for g, rows, targets in plans:
+            count = len(rows)
             init = weight[batch.ids[rows]].clone()
             if settings.init == "random":
                 init = torch.randn(init.shape, generator=generator) * rho / init.shape[-1] ** 0.5

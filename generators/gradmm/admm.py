@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from synth.generators.dasa.objective import alignment, desired_update, layer_activations, target_modules
-from synth.generators.dasa.synthesize import SyntheticRows, encode_source, pick_rows
+from synth.generators.dasa.objective import alignment, layer_activations
+from synth.generators.dasa.synthesize import SyntheticRows, encode_source, frozen_reference, plan_groups
 from synth.trainers.dasa.base_lm import Reference, seeded
 
 Pair = tuple[str, str]
@@ -94,30 +94,25 @@ def synthesize_gradmm(
     reference: Reference, source: Sequence[Pair], *, m: int, settings: GradmmSettings, seed: int
 ) -> SyntheticRows:
     """`m` GRADMM rows (token ids and their embeddings) for `source`; deterministic per seed."""
-    model = reference.model
-    for p in model.parameters():
-        p.requires_grad_(False)
-    modules = target_modules(model, settings.targets)
-    weight = model.get_input_embeddings().weight.detach()
+    model, modules, weight = frozen_reference(reference, targets=settings.targets)
     batch = encode_source(reference, source, groups=settings.groups, seed=seed)
     generator = torch.Generator().manual_seed(seed + 1)
     ids_parts, rows_parts, groups, starts, ends, losses = [], [], [], [], [], []
     with seeded(seed):
-        for g, members in enumerate(batch.groups):
-            count = m // settings.groups + (1 if g < m % settings.groups else 0)
-            if count == 0:
-                continue
-            targets = desired_update(
-                model,
-                modules,
-                weight[batch.ids[members]],
-                batch.labels[members],
-                batch.mask[members],
-                space="full",
-                rank=0,
-                seed=seed + 1000 * g,
-            )
-            rows = pick_rows(members, count, generator=generator)
+        plans = plan_groups(
+            model,
+            modules,
+            weight,
+            batch,
+            m=m,
+            groups=settings.groups,
+            space="full",
+            rank=0,
+            seed=seed,
+            generator=generator,
+        )
+        for g, rows, targets in plans:
+            count = len(rows)
             ids, start, end, group_losses = admm_group(
                 model,
                 modules,
