@@ -302,6 +302,7 @@ def lora_embeds_command(
     """LoRA fine-tuning (peft) directly on an embedding dataset; prints the held-out exact match."""
     import pyarrow.parquet as pq
 
+    from synth.generators.dasa.generator import META_SETTINGS
     from synth.trainers.dasa.base_lm import load_reference
     from synth.trainers.dasa.data import ReferenceMismatchError, load_rows
     from synth.trainers.dasa.lora import train_and_evaluate
@@ -317,7 +318,7 @@ def lora_embeds_command(
         raise InputError(str(error)) from error
     if task is None:
         shard = sorted((dataset / "data").glob("*.parquet"))[0]
-        settings = json.loads((pq.read_schema(shard).metadata or {})[b"synth.dasa.settings"])
+        settings = json.loads((pq.read_schema(shard).metadata or {})[META_SETTINGS])
         task = str(settings["task"])
     test = make_pairs(task, test_rows, seed=eval_seed)
     score = train_and_evaluate(reference, rows, test, seed=seed, steps=steps, rank=rank)
