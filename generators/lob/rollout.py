@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
@@ -40,8 +40,8 @@ class Rollout:
     books: tuple[OrderbookRow, ...]
     attempts: int
     rejections: Counter[str]
-    draws: int = 0
-    corrections: Counter[str] = field(default_factory=Counter)
+    draws: int
+    corrections: Counter[str]
 
 
 def make_sampler(method: Method, model: LobModel, *, max_attempts: int = 1000) -> Sampler:

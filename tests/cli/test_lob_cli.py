@@ -158,9 +158,7 @@ def test_bench_lob_speed_writes_ratios(tmp_path):
     assert report["ratios"]["rejection_raw_over_replayed"] == rejection["raw_messages"] / 300
     # Every message samples at least its event and delay heads; ReLOBGen at most four positions.
     assert 2 <= report["methods"]["relobgen"]["draws_per_replayed_message"] <= 4
-    assert rejection["draws"] >= 2 * rejection["raw_messages"] - rejection["rejections_by_reason"].get(
-        "no_reference", 0
-    )
+    assert rejection["draws"] >= 2 * rejection["raw_messages"]  # refused attempts drew their heads too
     assert report["ratios"]["rejection_over_relobgen_draws_per_replayed_message"] > 1
     replayed = report["replay"]
     assert replayed["lenient_with_orderbook"]["level_mismatches"] == 0
