@@ -8,6 +8,19 @@ A row holds two views of one dialogue:
 
 Validators check that the messages realise the plan and are grounded in the seed. The plan is never corrupted by
 the MCTS audit; the messages are.
+
+Message conventions (what the scripted composer writes and the validators check):
+
+1. one `system` message (role prompt and reflection instructions; the tool list travels in the row's `tools`);
+2. `user` messages: `plan.user_turns[k]` (one for every paradigm but `multi_turn`, which has follow-ups);
+3. an assistant tool turn per round: `reasoning` (think text naming every tool it calls), empty `content`,
+   `tool_calls` = the round's planned calls in order (id = `call_id`, name = `tool`, `arguments`);
+4. one `tool` message per call, in call order: `tool_call_id`, `name` = the tool, `content` =
+   `render_observation(call.evidence)`;
+5. after the last round of a user turn, an assistant answer turn: `reasoning`, `content` = `plan.turn_answers[k]`
+   (the last equals the seed answer), no calls;
+6. the assistant turn right after a failed call reflects: its reasoning states the failure and names the failed
+   call's `faulty` (the tool or argument at fault) before retrying.
 """
 
 from __future__ import annotations
