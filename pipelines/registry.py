@@ -18,6 +18,7 @@ DOMAIN_MODULES: dict[str, str] = {
     "marco": "synth.pipelines.marco",
     "optiscribe": "synth.pipelines.optiscribe",
     "papyrus": "synth.pipelines.papyrus",
+    "toolforge": "synth.pipelines.toolforge",
 }
 
 

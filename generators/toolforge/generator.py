@@ -1,0 +1,128 @@
+"""The ToolForge generator: seeds → paradigm → case scripts → plan (tools, calls, observations) → messages.
+
+Seeds are split over shards in file order; a seed's dialogues stay in its shard. Each dialogue draws from its
+own generator seeded from (run seed, shard, seed id, case number), so rows do not depend on batch boundaries.
+Malformed seed records become `rejected/` rows naming the file, record and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+
+from synth.generators.toolforge.cases import pick_cases
+from synth.generators.toolforge.compose import compose_scripted
+from synth.generators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolSpec
+from synth.generators.toolforge.paradigms import choose_paradigm
+from synth.generators.toolforge.planner import PlanSettings, build_plan, gold_families
+from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
+from synth.generators.toolforge.retrieval import SentenceIndex
+from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files
+from synth.generators.toolforge.toolspace import ToolSpace
+from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
+
+Writer = Literal["scripted", "llm"]
+DEFAULT_CASE_WEIGHTS: Mapping[str, float] = {
+    "wrong_tool": 0.25,
+    "wrong_arguments": 0.25,
+    "misleading": 0.2,
+    "fallback": 0.15,
+    "early_stop_avoided": 0.15,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolForgeGenerator(Generator):
+    """Tool-use dialogues from QA seeds: `dialogues_per_seed` cases per seed (a clean run first)."""
+
+    schema: ClassVar[pa.Schema] = TOOLFORGE_SCHEMA
+    seeds: tuple[str, ...] = ()
+    limit: int | None = None
+    dialogues_per_seed: int = 2
+    case_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_CASE_WEIGHTS))
+    variants_per_family: int = 5
+    user_tools: str | None = None
+    single_k: int = 3
+    plan: PlanSettings = field(default_factory=PlanSettings)
+    writer: Writer = "scripted"
+    batch_size: int = 64
+
+    def files(self) -> tuple[Path, ...]:
+        """The seed files read."""
+        return seed_files(self.seeds)
+
+    def records(self) -> list[QASeed | SeedProblem]:
+        """Every seed and malformed record, in file order (the first `limit`)."""
+        items = [item for path in self.files() for item in read_seed_file(path)]
+        return items if self.limit is None else items[: self.limit]
+
+    def tool_space(self, seed: int) -> ToolSpace:
+        """The run's tool space (base tools, gated variants, user tools), fixed by the run seed."""
+        user = Path(self.user_tools) if self.user_tools else None
+        return ToolSpace.build(variants_per_family=self.variants_per_family, seed=seed, user_tools=user)
+
+    def describe_input(self) -> dict[str, Any]:
+        """Seed files with their counts by source."""
+        items = self.records()
+        by_source: dict[str, int] = {}
+        for item in items:
+            key = item.source if isinstance(item, QASeed) else "malformed"
+            by_source[key] = by_source.get(key, 0) + 1
+        return {"seed_files": [str(p) for p in self.files()], "records": len(items), "by_source": by_source}
+
+    def _write(
+        self, plan: DialoguePlan, tools: tuple[ToolSpec, ...], seed: QASeed
+    ) -> tuple[tuple[ChatMessage, ...], int]:
+        if self.writer == "llm":
+            from synth.generators.toolforge.llm_writer import compose_with_llm, scripted_writer_backend
+
+            return compose_with_llm(plan, tools, seed, backend=scripted_writer_backend())
+        return compose_scripted(plan), 0
+
+    def dialogues(self, seed: QASeed, space: ToolSpace, ctx: ShardContext) -> Iterator[dict[str, Any] | str]:
+        """The rows of one seed (or a rejection reason when a case cannot be realised)."""
+        index = SentenceIndex(seed)
+        choice = choose_paradigm(seed, index, single_k=self.single_k)
+        families = gold_families(seed, choice)
+        cases = pick_cases(
+            choice,
+            gold_families=families,
+            count=self.dialogues_per_seed,
+            weights=dict(self.case_weights),
+            rng=ctx.rng("cases", seed.source, seed.seed_id),
+        )
+        for number, case in enumerate(cases):
+            rng = ctx.rng("dialogue", seed.source, seed.seed_id, number)
+            plan, tools = build_plan(seed, choice, case, space, index, rng, self.plan)
+            messages, llm_calls = self._write(plan, tools, seed)
+            if not messages:
+                yield f"writer: no dialogue for case {case.name}"
+                continue
+            yield dialogue_row(seed, plan, tools, messages, backend=self.writer, llm_calls=llm_calls)
+
+    def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
+        space = self.tool_space(ctx.seed)
+        batch = GeneratedBatch()
+        for item in ctx.partition(self.records()):
+            if isinstance(item, SeedProblem):
+                where = f"{Path(item.path).name} record {item.record}" + (
+                    f" ({item.record_id})" if item.record_id else ""
+                )
+                batch.reject(f"seed: {where}: {item.reason}", values={"seed_id": item.record_id})
+                continue
+            for result in self.dialogues(item, space, ctx):
+                if isinstance(result, str):
+                    batch.reject(
+                        result, values={"seed_id": item.seed_id, "seed_source": item.source}, parents=(item.seed_id,)
+                    )
+                else:
+                    batch.add(result, parents=(f"{item.source}:{item.seed_id}",))
+            if len(batch.rows) >= self.batch_size:
+                yield batch
+                batch = GeneratedBatch()
+        if batch.rows or batch.rejections:
+            yield batch

@@ -1,0 +1,127 @@
+"""Seed reading: both schemas, the shipped files, and malformed records as named problems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files, split_sentences
+from synth.pipelines.errors import InputError
+
+HOTPOT = {
+    "_id": "h1",
+    "question": "Which city was the birthplace of the director of Film X?",
+    "answer": "Springfield",
+    "type": "bridge",
+    "level": "hard",
+    "supporting_facts": [["Film X", 0], ["Jane Doe", 1]],
+    "context": [
+        ["Film X", ["Film X is a 1999 drama directed by Jane Doe.", " It won two awards."]],
+        ["Jane Doe", ["Jane Doe is a director.", " She was born in Springfield."]],
+    ],
+}
+MUSIQUE = {
+    "id": "m1",
+    "question": "Where was the director of Film X born?",
+    "answer": "Springfield",
+    "answer_aliases": ["Springfield, USA"],
+    "answerable": True,
+    "paragraphs": [
+        {
+            "idx": 0,
+            "title": "Film X",
+            "paragraph_text": "Film X is a drama. It was directed by Jane Doe.",
+            "is_supporting": True,
+        },
+        {
+            "idx": 1,
+            "title": "Jane Doe",
+            "paragraph_text": "Jane Doe is a director. She was born in Springfield.",
+            "is_supporting": True,
+        },
+        {"idx": 2, "title": "Other", "paragraph_text": "Unrelated text.", "is_supporting": False},
+    ],
+    "question_decomposition": [
+        {"id": 1, "question": "who directed Film X", "answer": "Jane Doe", "paragraph_support_idx": 0},
+        {"id": 2, "question": "where was #1 born", "answer": "Springfield", "paragraph_support_idx": 1},
+    ],
+}
+
+
+def _write(tmp_path: Path, name: str, records: list[dict]) -> Path:
+    path = tmp_path / name
+    if name.endswith(".jsonl"):
+        path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    else:
+        path.write_text(json.dumps(records), encoding="utf-8")
+    return path
+
+
+def test_shipped_seeds_all_parse_in_both_schemas() -> None:
+    items = [item for path in seed_files(None) for item in read_seed_file(path)]
+    problems = [item for item in items if isinstance(item, SeedProblem)]
+    assert problems == []
+    sources = {item.source for item in items}
+    assert sources == {"hotpotqa", "musique"}
+    assert len(items) == 253
+    for seed in items:
+        assert seed.supporting and all(seed.sentence(ref) for ref in seed.supporting)
+
+
+def test_hotpot_and_musique_records_normalise(tmp_path: Path) -> None:
+    (hot,) = read_seed_file(_write(tmp_path, "h.json", [HOTPOT]))
+    assert hot.source == "hotpotqa" and hot.supporting == ((0, 0), (1, 1))
+    assert hot.sentence((1, 1)) == " She was born in Springfield."
+    (mus,) = read_seed_file(_write(tmp_path, "m.jsonl", [MUSIQUE]))
+    assert mus.source == "musique" and mus.qtype == "2hop"
+    assert [mus.sentence(ref) for ref in mus.supporting] == [
+        "It was directed by Jane Doe.",
+        "She was born in Springfield.",
+    ]
+    assert mus.aliases == ("Springfield, USA",)
+    assert mus.decomposition[1].question == "where was #1 born"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda r: r.pop("answer"), "field `answer`: missing"),
+        (lambda r: r.update(answer="  "), "field `answer`: empty"),
+        (
+            lambda r: r.update(supporting_facts=[["Film X", 0], ["Jane Doe", 7]]),
+            "sentence 7 of 'Jane Doe' does not exist",
+        ),
+        (lambda r: r.update(supporting_facts=[["Nowhere", 0]]), "title 'Nowhere' is not in `context`"),
+        (lambda r: r.update(context="oops"), "field `context`: expected list"),
+    ],
+)
+def test_malformed_hotpot_records_become_named_problems(tmp_path: Path, mutate, expected: str) -> None:
+    bad = json.loads(json.dumps(HOTPOT))
+    mutate(bad)
+    items = list(read_seed_file(_write(tmp_path, "h.json", [HOTPOT, bad])))
+    assert not isinstance(items[0], SeedProblem)
+    problem = items[1]
+    assert isinstance(problem, SeedProblem) and problem.record == 1 and expected in problem.reason
+
+
+def test_malformed_musique_support_pointer_is_a_problem(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(MUSIQUE))
+    bad["question_decomposition"][1]["paragraph_support_idx"] = 9
+    (problem,) = read_seed_file(_write(tmp_path, "m.jsonl", [bad]))
+    assert isinstance(problem, SeedProblem)
+    assert "paragraph_support_idx`: paragraph 9 does not exist" in problem.reason and problem.record_id == "m1"
+
+
+def test_unreadable_inputs_are_one_line_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": 1}\n{not json\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"broken.jsonl:2: not JSON"):
+        list(read_seed_file(broken))
+    with pytest.raises(InputError, match="does not exist"):
+        seed_files([tmp_path / "missing.json"])
+
+
+def test_split_sentences_keeps_abbreviation_free_text_whole() -> None:
+    assert split_sentences("One sentence. Two here! 3 more? done.") == ("One sentence.", "Two here!", "3 more? done.")
