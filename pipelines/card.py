@@ -42,6 +42,15 @@ def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
     return "\n".join(lines)
 
 
+def _category_section(categories: Mapping[str, Mapping[str, int]]) -> list[str]:
+    if not categories:
+        return []
+    parts = ["## Counts by category (kept rows)\n"]
+    for column, counts in categories.items():
+        parts.append(_table((column, "rows"), sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) + "\n")
+    return parts
+
+
 def render_card(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
     """The whole README.md of a dataset directory; deterministic for a given manifest."""
     totals = manifest["totals"]
@@ -66,6 +75,7 @@ def render_card(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
             [(totals["generated"], totals["rows"], totals["rejected_rows"], manifest["num_shards"])],
         )
         + "\n",
+        *_category_section(totals.get("categories", {})),
         "## Verifier pass rates\n",
         (_table(("verifier", "passed", "total", "rate"), verifiers) if verifiers else "No verifiers ran.") + "\n",
         "## Rejection reasons\n",

@@ -23,16 +23,20 @@ def merge_totals(records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
     rejected: Counter[str] = Counter()
     passed: Counter[str] = Counter()
     total: Counter[str] = Counter()
+    categories: dict[str, Counter[str]] = {}
     generated = rows = 0
     for record in records.values():
         stats = record["stats"]
+        for column, counts in stats.get("categories", {}).items():
+            categories.setdefault(column, Counter()).update(counts)
         generated += stats["generated"]
         rows += record["rows"]
         rejected.update(stats["rejected"])
         for name, counts in stats["verifiers"].items():
             passed[name] += counts["passed"]
             total[name] += counts["total"]
-    return {
+    extra = {"categories": {c: dict(sorted(n.items())) for c, n in sorted(categories.items())}} if categories else {}
+    return extra | {
         "generated": generated,
         "rows": rows,
         "rejected_rows": sum(rejected.values()),

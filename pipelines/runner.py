@@ -45,10 +45,19 @@ class ShardStats:
     verifier_passed: Counter[str] = field(default_factory=Counter)
     verifier_total: Counter[str] = field(default_factory=Counter)
     seconds: Counter[str] = field(default_factory=Counter)
+    categories: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def count_categories(self, table: pa.Table, columns: Sequence[str]) -> None:
+        """Count the values of category columns over kept rows (each element of a list column counts once)."""
+        for column in columns:
+            counter = self.categories.setdefault(column, Counter())
+            for value in table.column(column).to_pylist():
+                counter.update(str(v) for v in (dict.fromkeys(value) if isinstance(value, list) else (value,)))
 
     def to_dict(self) -> dict[str, Any]:
         """Return the stats as JSON-ready values."""
-        return {
+        categories = {name: dict(sorted(counts.items())) for name, counts in sorted(self.categories.items())}
+        return ({"categories": categories} if categories else {}) | {
             "generated": self.generated,
             "kept": self.kept,
             "rejected": dict(sorted(self.rejected.items())),
@@ -146,6 +155,7 @@ class Pipeline:
             rejected_parts.append(dropped)
             stats.seconds[f"filter:{step.name}"] += time.perf_counter() - start
         stats.kept += table.num_rows
+        stats.count_categories(table, self.generator.categories)
         return BatchOutput(kept=table, rejected=pa.concat_tables(rejected_parts))
 
     def _provenance(self, ctx: ShardContext, parents: Sequence[tuple[str, ...]]) -> list[dict[str, Any]]:

@@ -93,9 +93,13 @@ class Step:
 
 @dataclass(frozen=True, kw_only=True)
 class Generator(Step):
-    """Produces the rows of one shard. Subclasses set `schema` and implement `generate`."""
+    """Produces the rows of one shard. Subclasses set `schema` and implement `generate`.
+
+    `categories` names columns whose value counts over kept rows go to the manifest and the dataset card.
+    """
 
     schema: ClassVar[pa.Schema]
+    categories: ClassVar[tuple[str, ...]] = ()
 
     def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
         """Yield the batches of shard `ctx.shard_index`; the same ctx must give the same batches."""

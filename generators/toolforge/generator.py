@@ -40,6 +40,7 @@ class ToolForgeGenerator(Generator):
     """Tool-use dialogues from QA seeds: `dialogues_per_seed` cases per seed (a clean run first)."""
 
     schema: ClassVar[pa.Schema] = TOOLFORGE_SCHEMA
+    categories: ClassVar[tuple[str, ...]] = ("paradigm", "case_kind", "retrieval_modes", "seed_source", "qtype")
     seeds: tuple[str, ...] = ()
     limit: int | None = None
     dialogues_per_seed: int = 2
