@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from synth.generators.toolforge.model import Paradigm, QASeed
-from synth.generators.toolforge.retrieval import SentenceIndex, tokens
+from synth.generators.toolforge.retrieval import STOPWORDS, SentenceIndex, tokens
 from synth.generators.toolforge.seeds import answer_sentences
 
 
@@ -81,10 +81,16 @@ def _gold_text(seed: QASeed, passage: int) -> str:
 
 
 def _bridge_phrase(source_text: str, target: QASeed, passage: int) -> str:
-    """Words of `source_text` that also occur in the target passage (a grounded stand-in for its entity)."""
-    target_words = set(tokens(" ".join((target.passages[passage].title, *target.passages[passage].sentences))))
-    shared = [w for w in tokens(source_text) if w in target_words and len(w) > 3]
-    return " ".join(list(dict.fromkeys(shared))[:4])
+    """A grounded stand-in for the target passage's entity: its title words found in `source_text`, else the
+    capitalised words of `source_text` that also occur in the target passage."""
+    source_words = set(tokens(source_text))
+    title_words = [w for w in tokens(entity_name(target.passages[passage].title)) if w in source_words]
+    if title_words:
+        return " ".join(dict.fromkeys(title_words))
+    target_words = set(tokens(" ".join(target.passages[passage].sentences)))
+    capitalised = re.findall(r"\b[A-Z][\w-]+", source_text)
+    shared = [w for w in (c.lower() for c in capitalised) if w in target_words and w not in STOPWORDS]
+    return " ".join(list(dict.fromkeys(shared))[:3])
 
 
 def _single(seed: QASeed, index: SentenceIndex, k: int) -> ParadigmChoice | None:

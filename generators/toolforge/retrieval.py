@@ -20,7 +20,8 @@ from synth.generators.toolforge.model import Evidence, QASeed
 _STOPWORD_TEXT = (
     "a an the of in on at to for from by with and or but is are was were be been being which who whom whose what "
     "when where why how that this these those it its as did do does has have had than then there their they he "
-    "she his her him them also both same not no yes s"
+    "she his her him them also both same not no yes s can could would should will many much during into about "
+    "whose one ones"
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
