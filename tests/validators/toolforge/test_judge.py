@@ -1,0 +1,94 @@
+"""The judge layer: rule judge per turn, reflection-aware scoring, and the LLM judge on the scripted backend."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
+from synth.pipelines.llm import GenRequest, GenResult
+from synth.validators.toolforge.judge import LLMJudge, check_judge, judge_row, parse_judgement, scripted_judge_backend
+from synth.validators.toolforge.verifiers import build_verifiers
+
+
+def _fixtures() -> Any:
+    spec = importlib.util.spec_from_file_location("toolforge_fixtures", Path(__file__).with_name("test_rules.py"))
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+FX = _fixtures()
+
+
+def test_valid_rows_score_one_on_every_turn() -> None:
+    for row in FX.fixture_rows():
+        judgement = judge_row(row)
+        assert judgement.score == 1 and all(judgement.turn_scores), judgement.reasons
+        assert check_judge(row) == []
+
+
+def test_think_action_inconsistency_fails_that_turn() -> None:
+    row = FX.clean_row()
+    row["messages"][2]["reasoning"] = "First find who directed Glass Harbor with place_search."
+    judgement = judge_row(row)
+    assert judgement.turn_scores == (0, 1, 1)
+    assert "work_lookup" in judgement.reasons[0]
+
+
+def test_a_failed_turn_scores_one_only_when_the_next_turn_reflects() -> None:
+    row = FX.wrong_arguments_row()
+    assert judge_row(row).turn_scores == (1, 1, 1, 1)
+    row["messages"][6]["reasoning"] = "Now call person_profile_finder about Mira Castellan."
+    judgement = judge_row(row)
+    assert judgement.turn_scores == (1, 0, 0, 1)
+    assert any("reflect" in reason for reason in judgement.reasons)
+
+
+def test_answer_reasoning_must_cite_an_observed_gold_title() -> None:
+    row = FX.clean_row()
+    row["messages"][-1]["reasoning"] = "I am sure it is Veltrona."
+    assert judge_row(row).turn_scores[-1] == 0
+
+
+def test_llm_judge_matches_the_rule_judge_and_counts_calls() -> None:
+    rows = [*FX.fixture_rows(), FX.clean_row()]
+    rows[2]["messages"][2]["reasoning"] = "Use place_search."
+    judge = LLMJudge(scripted_judge_backend())
+    judgements = judge.judge(rows)
+    assert [j.score for j in judgements] == [judge_row(r).score for r in rows] == [1, 1, 0]
+    assert judge.calls == 3
+
+
+def test_invalid_judge_output_fails_with_the_reason() -> None:
+    assert parse_judgement("not json", turns=3).score == 0
+    assert "invalid judge output" in parse_judgement("not json", turns=3).reasons[0]
+    wrong_count = json.dumps({"reasoning": "ok", "turn_scores": [1], "score": 1})
+    assert "turn scores" in parse_judgement(wrong_count, turns=3).reasons[0]
+
+    class BrokenBackend:
+        name = "broken"
+
+        def generate(self, requests: list[GenRequest]) -> list[GenResult]:
+            return [GenResult(key="k", texts=('{"score": 1}',), finish_reasons=("stop",)) for _ in requests]
+
+        def close(self) -> None:
+            """Nothing to release."""
+
+    judgement = LLMJudge(BrokenBackend()).judge([FX.clean_row()])[0]
+    assert judgement.score == 0 and "invalid judge output" in judgement.reasons[0]
+
+
+def test_judge_verifier_on_both_backends() -> None:
+    rows = [*FX.fixture_rows(), FX.clean_row()]
+    rows[2]["messages"][2]["reasoning"] = "Use place_search."
+    table = pa.Table.from_pylist(rows, schema=TOOLFORGE_SCHEMA)
+    for backend in ("rule", "scripted-llm"):
+        verdicts = build_verifiers(backend)["judge"].verify(table)
+        assert [v.passed for v in verdicts] == [True, True, False]
+        assert verdicts[2].scores["pass_fraction"] < 1
+        assert verdicts[0].scores["llm_calls"] == (1.0 if backend == "scripted-llm" else 0.0)
