@@ -18,12 +18,13 @@ from synth.generators.toolforge.cases import pick_cases
 from synth.generators.toolforge.compose import compose_scripted
 from synth.generators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolSpec
 from synth.generators.toolforge.paradigms import choose_paradigm
-from synth.generators.toolforge.planner import PlanSettings, build_plan, gold_families
+from synth.generators.toolforge.planner import CaseNotRealisableError, PlanSettings, build_plan, gold_families
 from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
 from synth.generators.toolforge.retrieval import SentenceIndex
 from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files
 from synth.generators.toolforge.toolspace import ToolSpace
 from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
+from synth.validators.toolforge.rules import YES_NO, appears, normalize
 
 Writer = Literal["scripted", "llm"]
 DEFAULT_CASE_WEIGHTS: Mapping[str, float] = {
@@ -33,6 +34,18 @@ DEFAULT_CASE_WEIGHTS: Mapping[str, float] = {
     "fallback": 0.15,
     "early_stop_avoided": 0.15,
 }
+
+
+def answer_unsupported(seed: QASeed) -> str:
+    """A rejection reason when no supporting sentence states the answer (the dialogue's final content); '' otherwise.
+
+    Yes/no answers of comparison questions are exempt: they are inferred, not read.
+    """
+    if normalize(seed.answer) in YES_NO and seed.qtype == "comparison":
+        return ""
+    if any(appears(seed.answer, seed.sentence(ref)) for ref in seed.supporting):
+        return ""
+    return "seed: the answer is stated in no supporting sentence (a dialogue could not ground it)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +99,10 @@ class ToolForgeGenerator(Generator):
 
     def dialogues(self, seed: QASeed, space: ToolSpace, ctx: ShardContext) -> Iterator[dict[str, Any] | str]:
         """The rows of one seed (or a rejection reason when a case cannot be realised)."""
+        unsupported = answer_unsupported(seed)
+        if unsupported:
+            yield unsupported
+            return
         index = SentenceIndex(seed)
         choice = choose_paradigm(seed, index, single_k=self.single_k)
         families = gold_families(seed, choice)
@@ -98,7 +115,11 @@ class ToolForgeGenerator(Generator):
         )
         for number, case in enumerate(cases):
             rng = ctx.rng("dialogue", seed.source, seed.seed_id, number)
-            plan, tools = build_plan(seed, choice, case, space, index, rng, self.plan)
+            try:
+                plan, tools = build_plan(seed, choice, case, space, index, rng, self.plan)
+            except CaseNotRealisableError as error:
+                yield f"plan: {error}"
+                continue
             messages, llm_calls = self._write(plan, tools, seed)
             if not messages:
                 yield f"writer: no dialogue for case {case.name}"

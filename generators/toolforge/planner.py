@@ -8,6 +8,7 @@ schema) and its simulated observation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,11 +16,19 @@ from typing import Any
 import numpy as np
 
 from synth.generators.toolforge.cases import Case
-from synth.generators.toolforge.model import DialoguePlan, PlannedCall, QASeed, StepKind, ToolSpec
-from synth.generators.toolforge.paradigms import Hop, ParadigmChoice, attribute_words, entity_name, mentions
+from synth.generators.toolforge.model import (
+    DialoguePlan,
+    PlannedCall,
+    QASeed,
+    StepKind,
+    ToolSpec,
+    render_observation,
+)
+from synth.generators.toolforge.paradigms import Hop, ParadigmChoice, attribute_words, mentions
 from synth.generators.toolforge.retrieval import SentenceIndex
 from synth.generators.toolforge.tools import route_family
 from synth.generators.toolforge.toolspace import ToolSpace
+from synth.validators.toolforge.rules import appears, content_words
 
 GENERAL = "general_information"
 ENTITY_HINTS = (
@@ -52,15 +61,25 @@ class PlanSettings:
     distractors: tuple[int, int] = (3, 6)
 
 
-def _string_value(name: str, schema: Mapping[str, Any], entity: str, need: str) -> Any:
+def grounded(text: str, context: set[str]) -> str:
+    """The words of `text` whose content is in `context` (what the dialogue has shown so far), in order."""
+    kept = []
+    for word in re.findall(r"[\w'’.-]+", text):
+        content = content_words(word, joined=False)
+        if content and content <= context:
+            kept.append(word)
+    return " ".join(kept)
+
+
+def _string_value(name: str, schema: Mapping[str, Any], entity: str, topic: str) -> Any:
     if "enum" in schema:
         return schema["enum"][0]
     if "default" in schema:
         return schema["default"]
-    return entity if any(hint in name.lower() for hint in ENTITY_HINTS) else need
+    return entity if any(hint in name.lower() for hint in ENTITY_HINTS) else topic
 
 
-def fill_arguments(tool: ToolSpec, *, query: str, entity: str, need: str) -> dict[str, Any]:
+def fill_arguments(tool: ToolSpec, *, query: str, entity: str, topic: str) -> dict[str, Any]:
     """Arguments for every required parameter of `tool`: the query, the entity, schema enums or defaults."""
     arguments: dict[str, Any] = {}
     for name in tool.required:
@@ -69,7 +88,7 @@ def fill_arguments(tool: ToolSpec, *, query: str, entity: str, need: str) -> dic
         if name == "query":
             arguments[name] = query
         elif kind == "string":
-            arguments[name] = _string_value(name, schema, entity, need)
+            arguments[name] = _string_value(name, schema, entity, topic)
         elif kind == "array":
             items = schema.get("items", {})
             arguments[name] = [items["enum"][0]] if "enum" in items else [entity]
@@ -106,15 +125,25 @@ def _wrong_query(seed: QASeed, choice: ParadigmChoice, hop: Hop) -> str:
 
 
 class _CallWriter:
-    """Accumulates planned calls with sequential ids and retrieval results."""
+    """Accumulates planned calls with sequential ids and retrieval results.
 
-    def __init__(self, index: SentenceIndex, settings: PlanSettings, rng: np.random.Generator) -> None:
-        self.index, self.settings, self.rng = index, settings, rng
+    Every argument is grounded: its words are restricted to what the dialogue has shown before the call (the
+    question, the user turns so far, earlier tool results), so no call carries knowledge the model could not have.
+    """
+
+    def __init__(self, seed: QASeed, index: SentenceIndex, settings: PlanSettings, rng: np.random.Generator) -> None:
+        self.seed, self.index, self.settings, self.rng = seed, index, settings, rng
         self.calls: list[PlannedCall] = []
 
     def _k(self) -> int:
         low, high = self.settings.top_k
         return int(self.rng.integers(low, high + 1))
+
+    def context(self, round_: int, user_turn: int, turns: Sequence[str]) -> tuple[set[str], str]:
+        """Content words and text shown before a call of `round_` serving `user_turn`."""
+        texts = [self.seed.question, *turns[: user_turn + 1]]
+        texts += [render_observation(c.evidence) for c in self.calls if c.round < round_]
+        return set().union(*(content_words(text, joined=False) for text in texts)), "\n".join(texts)
 
     def add(
         self,
@@ -125,8 +154,13 @@ class _CallWriter:
         hop: Hop,
         round_: int,
         query: str,
+        context: tuple[set[str], str],
         faulty: str = "",
     ) -> None:
+        words, text = context
+        query = grounded(query, words) or grounded(self.seed.question, words)
+        entity = hop.entity if appears(hop.entity, text) else query
+        topic = grounded(hop.need, words) or query
         k = self._k()
         if kind == "gold":
             evidence = self.index.successful(query, hop.gold, k, self.rng)
@@ -142,7 +176,7 @@ class _CallWriter:
                 tool=tool.name,
                 gold_tool=gold_tool.name,
                 query=query,
-                arguments=fill_arguments(tool, query=query, entity=hop.entity, need=hop.need),
+                arguments=fill_arguments(tool, query=query, entity=entity, topic=topic),
                 evidence=evidence,
                 faulty=faulty,
                 user_turn=hop.user_turn,
@@ -166,9 +200,20 @@ def _failure(
         return "wrong_arguments", gold, _wrong_query(seed, choice, hop), "query", gold, hop.query
     if case.kind == "fallback":
         return "insufficient", gold, hop.query, gold.name, general, hop.query
-    vague = entity_name(hop.entity)
-    retry = hop.query if hop.query != vague else f"{vague} {attribute_words(seed.question, vague)}".strip()
-    return "misleading", gold, vague, "query", gold, retry
+    words = hop.query.split()
+    vague = " ".join(words[: max(1, len(words) // 2)])
+    return "misleading", gold, vague, "query", gold, hop.query
+
+
+class CaseNotRealisableError(ValueError):
+    """A case script that cannot be realised on a seed (the generator rejects it with this reason)."""
+
+
+def _check_realisable(case: Case, failed: PlannedCall, retry: PlannedCall) -> None:
+    """The faulty argument of a failed call must differ from its correction once both are grounded."""
+    if failed.faulty in failed.arguments and failed.arguments[failed.faulty] == retry.arguments.get(failed.faulty):
+        msg = f"case {case.name}: the faulty `{failed.faulty}` equals its correction once grounded"
+        raise CaseNotRealisableError(msg)
 
 
 def build_plan(
@@ -191,13 +236,14 @@ def build_plan(
     distractors = [_pick(space.by_family(f), rng) for f in distractor_families]
     wrong = distractors[0] if distractors else None
 
-    writer = _CallWriter(index, settings, rng)
+    writer = _CallWriter(seed, index, settings, rng)
     shift = 0
     for round_ in range(1 + max(h.round for h in choice.hops)):
         hops = [(i, h) for i, h in enumerate(choice.hops) if h.round == round_]
         retries = []
         for i, hop in hops:
             gold = gold_by_family[families[i]]
+            context = writer.context(round_ + shift, hop.user_turn, choice.user_turns)
             if i == case.hop:
                 kind, tool, query, faulty, retry_tool, retry_query = _failure(
                     case, seed, choice, hop, gold, wrong, general
@@ -209,15 +255,28 @@ def build_plan(
                     hop=hop,
                     round_=round_ + shift,
                     query=query,
+                    context=context,
                     faulty=faulty,
                 )
-                retries.append((hop, retry_tool, retry_query))
+                retries.append((hop, retry_tool, retry_query, writer.calls[-1]))
             else:
-                writer.add(kind="gold", tool=gold, gold_tool=gold, hop=hop, round_=round_ + shift, query=hop.query)
+                writer.add(
+                    kind="gold",
+                    tool=gold,
+                    gold_tool=gold,
+                    hop=hop,
+                    round_=round_ + shift,
+                    query=hop.query,
+                    context=context,
+                )
         if retries:
             shift += 1
-            for hop, tool, query in retries:
-                writer.add(kind="gold", tool=tool, gold_tool=tool, hop=hop, round_=round_ + shift, query=query)
+            for hop, tool, query, failed in retries:
+                context = writer.context(round_ + shift, hop.user_turn, choice.user_turns)
+                writer.add(
+                    kind="gold", tool=tool, gold_tool=tool, hop=hop, round_=round_ + shift, query=query, context=context
+                )
+                _check_realisable(case, failed, writer.calls[-1])
 
     offered = [*gold_by_family.values(), *distractors]
     if general.name not in {t.name for t in offered}:

@@ -59,12 +59,14 @@ class SentenceIndex:
     def evidence(self, ref: tuple[int, int]) -> Evidence:
         """The `Evidence` item of one sentence."""
         p, s = ref
-        return Evidence(p, s, self.seed.passages[p].title, self.seed.sentence(ref).strip(), ref in self.gold)
+        return Evidence(p, s, self.seed.passages[p].title, self.seed.sentence(ref).strip(), ref in self.seed.supporting)
 
     @cached_property
     def gold(self) -> frozenset[tuple[int, int]]:
-        """The seed's supporting sentences."""
-        return frozenset(self.seed.supporting)
+        """The seed's supporting sentences, and any other sentence with the same text (never a distractor)."""
+        texts = {" ".join(tokens(self.seed.sentence(ref))) for ref in self.seed.supporting}
+        same = {ref for ref in self.refs if " ".join(tokens(self.seed.sentence(ref))) in texts}
+        return frozenset({*self.seed.supporting, *same})
 
     def ranking(self, query: str) -> list[tuple[int, int]]:
         """All sentences by BM25 score for `query` (ties in context order)."""

@@ -20,7 +20,10 @@ from synth.generators.toolforge.model import Passage, QASeed, SubQuestion
 from synth.pipelines.errors import InputError
 
 SHIPPED_FILES: tuple[str, ...] = ("hotpotqa_dev_sample.json", "hotpotqa_train_sample.json", "musique_dev_sample.jsonl")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|Jr|Sr|No|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.[A-Z]\.)"
+    r"\s+(?=[A-Z0-9\"'(])"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,8 @@ def shipped_seed_dir() -> Path:
 
 
 def split_sentences(text: str) -> tuple[str, ...]:
-    """Split a MuSiQue paragraph into sentences (punctuation followed by a capital, digit or quote)."""
+    """Split a MuSiQue paragraph into sentences at `.`, `!` or `?` followed by a capital, digit or quote, except
+    after initials (`Lemuel P. Grant`, `U.S. Navy`) and common abbreviations (`Dr.`, `St.`, `Jr.`)."""
     return tuple(part.strip() for part in _SENTENCE_END.split(text.strip()) if part.strip())
 
 
