@@ -105,7 +105,7 @@ class ToolForgeGenerator(Generator):
             return
         index = SentenceIndex(seed)
         choice = choose_paradigm(seed, index, single_k=self.single_k)
-        families = gold_families(seed, choice)
+        families = gold_families(seed, choice, space)
         cases = pick_cases(
             choice,
             gold_families=families,

@@ -26,7 +26,6 @@ from synth.generators.toolforge.model import (
 )
 from synth.generators.toolforge.paradigms import Hop, ParadigmChoice, attribute_words, mentions
 from synth.generators.toolforge.retrieval import SentenceIndex
-from synth.generators.toolforge.tools import route_family
 from synth.generators.toolforge.toolspace import ToolSpace
 from synth.validators.toolforge.rules import appears, content_words
 
@@ -101,14 +100,12 @@ def fill_arguments(tool: ToolSpec, *, query: str, entity: str, topic: str) -> di
     return arguments
 
 
-def _family_of(seed: QASeed, hop: Hop) -> tuple[str, str]:
-    passage = seed.passages[hop.passage]
-    return route_family(passage.title, " ".join(passage.sentences))
-
-
-def gold_families(seed: QASeed, choice: ParadigmChoice) -> tuple[str, ...]:
-    """The routed tool family of every hop."""
-    return tuple(_family_of(seed, hop)[0] for hop in choice.hops)
+def gold_families(seed: QASeed, choice: ParadigmChoice, space: ToolSpace) -> tuple[str, ...]:
+    """The tool family of every hop, routed from its gold passage with the space's lexicon."""
+    return tuple(
+        space.route(seed.passages[hop.passage].title, " ".join(seed.passages[hop.passage].sentences))[0]
+        for hop in choice.hops
+    )
 
 
 def _pick(tools: Sequence[ToolSpec], rng: np.random.Generator) -> ToolSpec:
@@ -226,7 +223,7 @@ def build_plan(
     settings: PlanSettings = PlanSettings(),
 ) -> tuple[DialoguePlan, tuple[ToolSpec, ...]]:
     """The plan of one dialogue and the tools it offers (shuffled)."""
-    families = gold_families(seed, choice)
+    families = gold_families(seed, choice, space)
     gold_by_family = {family: _pick(space.by_family(family), rng) for family in dict.fromkeys(families)}
     general = gold_by_family.get(GENERAL) or _pick(space.by_family(GENERAL), rng)
     other_families = [f for f in space.families if f not in gold_by_family and f != GENERAL]
