@@ -33,7 +33,28 @@ def card_header(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
             },
         ],
     )
+    fingerprint = _fingerprint(manifest)
+    if fingerprint:
+        data.dataset_info = {"config_name": "default", "download_checksums": fingerprint}
     return f"---\n{data.to_yaml()}\n---\n"
+
+
+def _fingerprint(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Shard checksums for the card's `dataset_info`.
+
+    `datasets` names its cache after the folder name and a hash of the card's configs and dataset_info only,
+    so two synth datasets in folders of the same name (or one folder regenerated) would share a stale cache;
+    the checksums make that hash follow the data.
+    """
+    checksums = {}
+    for shard in manifest["shards"]:
+        for key in ("", "rejected_"):
+            if shard.get(f"{key}path") and shard.get(f"{key}sha256"):
+                checksums[shard[f"{key}path"]] = {
+                    "num_bytes": shard.get(f"{key}bytes"),
+                    "checksum": shard[f"{key}sha256"],
+                }
+    return checksums
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:

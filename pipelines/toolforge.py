@@ -88,9 +88,12 @@ def build_generator(config: ToolForgeConfig) -> Generator:
 
 def build_verifiers(config: ToolForgeConfig) -> dict[str, Verifier]:
     """The multi-layer validation: rule layers and the judge, one verdict column each."""
+    from dataclasses import replace
+
     from synth.validators.toolforge.verifiers import build_verifiers as build_layers
 
-    return dict(build_layers(judge_backend="rule" if config.judge == "rule" else "scripted-llm"))
+    layers = build_layers(judge_backend="rule" if config.judge == "rule" else "scripted-llm")
+    return {layer: replace(verifier, name=layer) for layer, verifier in layers.items()}
 
 
 def _layer_names() -> tuple[str, ...]:
