@@ -20,9 +20,15 @@ from synth.generators.toolforge.model import Passage, QASeed, SubQuestion
 from synth.pipelines.errors import InputError
 
 SHIPPED_FILES: tuple[str, ...] = ("hotpotqa_dev_sample.json", "hotpotqa_train_sample.json", "musique_dev_sample.jsonl")
+_ABBREVIATION_TEXT = (
+    "Mr Ms Dr St Jr Sr No vs Mrs Mt Ft Bros Inc Co Corp Ltd Gen Col Lt Sgt Capt Gov Sen Rep Rev Prof "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+)
+_ABBREVIATIONS = _ABBREVIATION_TEXT.split()
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b(?:Mr|Ms|Dr|St|Jr|Sr|No|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.[A-Z]\.)"
-    r"\s+(?=[A-Z0-9\"'(])"
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\b[A-Z]\.[A-Z]\.)"
+    + "".join(rf"(?<!\b{word}\.)" for word in _ABBREVIATIONS)
+    + r"\s+(?=[A-Z0-9\"'(])"
 )
 
 
@@ -47,7 +53,7 @@ def shipped_seed_dir() -> Path:
 
 def split_sentences(text: str) -> tuple[str, ...]:
     """Split a MuSiQue paragraph into sentences at `.`, `!` or `?` followed by a capital, digit or quote, except
-    after initials (`Lemuel P. Grant`, `U.S. Navy`) and common abbreviations (`Dr.`, `St.`, `Jr.`)."""
+    after initials (`Lemuel P. Grant`, `U.S. Navy`) and common abbreviations (`Dr.`, `St.`, `Bros.`)."""
     return tuple(part.strip() for part in _SENTENCE_END.split(text.strip()) if part.strip())
 
 
