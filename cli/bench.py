@@ -279,3 +279,44 @@ def dasa_command(
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     console.print_json(json.dumps({key: report[key] for key in report if key in ("exact_match", "synthesis")}))
     console.print(f"wrote {out}")
+
+
+@app.command("toolforge")
+@cli_errors
+def toolforge_command(
+    out: Path = typer.Option(Path("bench-toolforge.json"), "--out", "-o", help="Where to write the JSON report."),
+    seeds: list[Path] | None = typer.Option(None, "--seeds", help="Seed files/folders (default: the shipped seeds)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Use only the first N seed records."),
+    seed: int = typer.Option(0, "--seed", help="Run seed of generation, corruption and search."),
+    audit_rows: int = typer.Option(40, "--audit-rows", min=1, help="Valid dialogues audited (spread over the set)."),
+    iterations: int = typer.Option(60, "--iterations", min=1, help="MCTS iterations per audited dialogue."),
+    random_per_row: int = typer.Option(20, "--random-per-row", min=1, help="Random corruptions per audited dialogue."),
+) -> None:
+    """Generation cost, acceptance of valid dialogues, and the MCTS audit of ToolForge's checks vs synth's layers."""
+    from synth.pipelines.bench_toolforge import bench_toolforge
+
+    report = bench_toolforge(
+        seeds=tuple(str(path) for path in seeds or ()),
+        limit=limit,
+        seed=seed,
+        audit_rows=audit_rows,
+        iterations=iterations,
+        random_per_row=random_per_row,
+    )
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    audit = report["audit"]
+    summary = {
+        "acceptance": report["validation"]["acceptance"],
+        "seconds_per_accepted": report["generation"]["scripted"]["seconds_per_accepted"],
+        **{
+            name: {
+                "false_reject_rate": result["false_reject_rate"],
+                "random_recall": result["random"]["recall"],
+                "mined_recall": result["mined"]["recall"],
+                "operators_missed": result["operators_missed"],
+            }
+            for name, result in audit.items()
+        },
+    }
+    console.print_json(json.dumps(summary))
+    console.print(f"wrote {out}")
