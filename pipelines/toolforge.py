@@ -47,6 +47,17 @@ class ToolForgeConfig(StrictModel):
     def _one_or_many(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
 
+    @field_validator("user_tools")
+    @classmethod
+    def _readable_tools(cls, path: str | None) -> str | None:
+        if path is not None:
+            from pathlib import Path
+
+            from synth.generators.toolforge.toolspace import load_user_tools
+
+            load_user_tools(Path(path))  # a bad file is refused before anything is written
+        return path
+
     @field_validator("case_weights")
     @classmethod
     def _known_cases(cls, weights: dict[str, float]) -> dict[str, float]:

@@ -127,3 +127,54 @@ def test_bad_config_value_is_a_one_line_error(tmp_path: Path) -> None:
     result = invoke("generate", "toolforge", "--out", tmp_path / "x", "--set", "generator.case_weights={oops: 1}")
     assert result.exit_code == 2
     assert "unknown case(s) ['oops']" in result.output
+
+
+def test_user_tools_join_the_space_and_are_called(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.yaml"
+    tools.write_text(
+        """
+music_information:
+  keywords: [song, album, band, singer, single, rapper, musician, records, recorded, released, chart,
+             billboard, label, studio, track, singles]
+  tools:
+    - name: music_catalogue_search
+      description: Search a music catalogue for songs, albums, bands and singers, with release years and labels.
+      parameters:
+        type: object
+        properties:
+          query: {type: string, description: What to look up.}
+          artist: {type: string, description: The band or singer.}
+        required: [query]
+""",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = invoke(
+        "generate",
+        "toolforge",
+        "--out",
+        out,
+        "--set",
+        f"generator.user_tools={tools}",
+        "--set",
+        "generator.limit=40",
+        "--no-progress",
+    )
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(out / "data").to_pylist()
+    called = [row for row in rows if any(c["family"] == "music_information" for c in row["gold_tools"])]
+    assert called, "no passage routed to the user family"
+    for row in called:
+        names = {json.loads(t)["function"]["name"] for t in row["tools"]}
+        assert "music_catalogue_search" in names or any(g["name"] in names for g in row["gold_tools"])
+
+
+def test_a_malformed_user_tool_file_is_a_one_line_error(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"music_information": {"keywords": ["song"], "tools": [{"name": "x"}]}}))
+    out = tmp_path / "out"
+    result = invoke("generate", "toolforge", "--out", out, "--set", f"generator.user_tools={tools}", "--no-progress")
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert str(tools) in line and "`description`" in line
+    assert not out.exists()  # refused before anything is written
