@@ -28,8 +28,10 @@ from synth.validators.toolforge.rules import (
     names,
     normalize,
     offered_tools,
+    planned_call_for,
     read_messages,
     read_plan,
+    strip_answer,
     supporting_texts,
 )
 
@@ -69,7 +71,7 @@ def _set_arguments(out: Row, m: int, j: int, arguments: Mapping[str, Any]) -> No
 
 
 def _replace_name(text: str, old: str, new: str) -> str:
-    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new.replace("\\", r"\\"), text, flags=re.IGNORECASE)
+    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", lambda _: new, text, flags=re.IGNORECASE)
 
 
 def _rename_call(row: Mapping[str, Any], m: int, j: int, new: str) -> Row:
@@ -170,6 +172,49 @@ def ungrounded_argument(row: Mapping[str, Any], position: Position, rng: np.rand
     fresh = [name for name in FABRICATED if not content_words(name) & words] or ["Zzyqx Vormund"]
     value = _pick(rng, fresh)
     arguments[key] = [value] if isinstance(arguments[key], list) else value
+    out = copy_row(row)
+    _set_arguments(out, m, j, arguments)
+    return out
+
+
+_ENTITY = re.compile(r"[A-Z][\w'.-]*(?:\s+(?:of\s+|the\s+)?[A-Z][\w'.-]*)*")
+
+
+def _seen_entities(row: Mapping[str, Any], before: int) -> list[str]:
+    """Capitalised names in the question and titles of the results shown before message `before`."""
+    names_ = set(_ENTITY.findall(str(row.get("question", ""))))
+    for m in read_messages(row)[:before]:
+        if m.role == "tool":
+            names_ |= {title for title, _ in parse_observation(m.content)}
+    return sorted(n for n in names_ if content_words(n))
+
+
+def _swap_candidates(row: Mapping[str, Any], m: int, j: int, key: str) -> list[str]:
+    call = read_messages(row)[m].calls[j]
+    k = _flat_index(row)[(m, j)]
+    planned = planned_call_for(k, call, read_plan(row))
+    taken = {
+        normalize(str(v)) for v in (planned.arguments.get(key) if planned else None, (call.arguments or {}).get(key))
+    }
+    return [e for e in _seen_entities(row, m) if normalize(e) not in taken]
+
+
+def swap_argument_entity_positions(row: Mapping[str, Any]) -> list[Position]:
+    out = []
+    for m, j, call in _calls(row):
+        arguments = call.arguments or {}
+        for index, key in enumerate(sorted(arguments)):
+            if isinstance(arguments[key], str) and _swap_candidates(row, m.index, j, key):
+                out.append((m.index, j, index))
+    return out
+
+
+def swap_argument_entity(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+    """A string argument becomes another entity the dialogue has shown: grounded, but not the planned value."""
+    m, j, index = position
+    arguments = dict(read_messages(row)[m].calls[j].arguments or {})
+    key = sorted(arguments)[index]
+    arguments[key] = _pick(rng, _swap_candidates(row, m, j, key))
     out = copy_row(row)
     _set_arguments(out, m, j, arguments)
     return out
@@ -290,6 +335,32 @@ def swap_answer_entity(row: Mapping[str, Any], position: Position, rng: np.rando
     """The final answer becomes another entity of the context (a passage title that is not the answer)."""
     out = copy_row(row)
     out["messages"][position[0]]["content"] = _pick(rng, _other_entities(row))
+    return out
+
+
+def _answer_swapped(row: Mapping[str, Any], m: Msg) -> list[str]:
+    """The final turn's reasoning with its answer replaced by each other entity (only where none still states it)."""
+    answer = strip_answer(m.content)
+    if not normalize(answer):
+        return []
+    pattern = re.compile(re.escape(answer), re.IGNORECASE)
+    out = []
+    for entity in _other_entities(row):
+        text = pattern.sub(lambda _, entity=entity: entity, m.reasoning)
+        if text != m.reasoning and not appears(answer, text):
+            out.append(text)
+    return out
+
+
+def reasoning_other_answer_positions(row: Mapping[str, Any]) -> list[Position]:
+    positions = swap_answer_entity_positions(row)
+    return [p for p in positions if _answer_swapped(row, read_messages(row)[p[0]])]
+
+
+def reasoning_other_answer(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+    """The final turn's reasoning concludes another context entity while its content keeps the answer."""
+    out = copy_row(row)
+    out["messages"][position[0]]["reasoning"] = _pick(rng, _answer_swapped(row, read_messages(row)[position[0]]))
     return out
 
 
@@ -467,6 +538,12 @@ OPERATORS: tuple[CorruptionOperator, ...] = (
         ungrounded_argument,
     ),
     CorruptionOperator(
+        "swap_argument_entity",
+        "a string argument names another entity the dialogue has shown instead of the planned value (grounding)",
+        swap_argument_entity_positions,
+        swap_argument_entity,
+    ),
+    CorruptionOperator(
         "add_unknown_argument",
         "a call passes a property its tool does not declare (schema: additionalProperties false)",
         add_unknown_argument_positions,
@@ -525,6 +602,12 @@ OPERATORS: tuple[CorruptionOperator, ...] = (
         "a call's id no longer matches its result's tool_call_id (pairing)",
         change_call_id_positions,
         change_call_id,
+    ),
+    CorruptionOperator(
+        "reasoning_other_answer",
+        "the answer turn's reasoning concludes another entity than the answer it gives (judge: think-answer)",
+        reasoning_other_answer_positions,
+        reasoning_other_answer,
     ),
     CorruptionOperator(
         "leak_answer",

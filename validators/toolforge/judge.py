@@ -5,7 +5,8 @@ The default judge is a deterministic rule judge, ToolForge's LLM judge made chec
 - think–action consistency: a tool turn's reasoning names every tool it calls;
 - reflection: the assistant turn right after a failed planned call (kind in `FAILED_KINDS`) states the failure
   (a failure word) and names that call's `faulty` (the tool or argument at fault);
-- understanding: an answer turn's reasoning cites the title of a gold passage observed in an earlier result.
+- understanding: an answer turn's reasoning cites the title of a gold passage observed in an earlier result and
+  concludes the answer the turn gives (think–answer consistency).
 
 As in ToolForge, a turn holding a failed call is wrong but still scores 1 when the next assistant turn reflects on
 the failure correctly. The LLM judge sends the same facts through an `LLMBackend` with a JSON schema; its scripted
@@ -24,7 +25,7 @@ import numpy as np
 
 from synth.generators.toolforge.model import FAILED_KINDS, parse_observation
 from synth.pipelines.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend, schema_errors
-from synth.validators.toolforge.rules import Msg, appears, names, normalize, read_messages, read_plan
+from synth.validators.toolforge.rules import Msg, appears, names, normalize, read_messages, read_plan, strip_answer
 
 _FAILURE_TEXT = (
     "fail failed fails failure wrong error incorrect mistake mistaken insufficient irrelevant misleading unrelated "
@@ -120,6 +121,8 @@ def _turn_problems(m: Msg, messages: Sequence[Msg], calls: Sequence[JudgedCall],
         titles = _observed_gold_titles(messages, m.index, calls)
         if not any(appears(title, m.reasoning) for title in titles):
             problems.append("answer reasoning cites no observed gold passage")
+        if not appears(strip_answer(m.content), m.reasoning):
+            problems.append("answer reasoning does not conclude the answer it gives")
     return problems
 
 

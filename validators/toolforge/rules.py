@@ -399,7 +399,23 @@ def _exempt(planned: PlannedCall | None, key: str, value: Any) -> bool:
     )
 
 
-def final_answer_supported(row: Mapping[str, Any], messages: Sequence[Msg]) -> bool:
+def observed_texts(messages: Sequence[Msg], plan: Sequence[PlannedCall], *, before: int) -> list[str]:
+    """What the results before message `before` showed: each result's text, plus every passage's observed
+    sentences joined in passage order (an answer may span two sentences of one passage)."""
+    order = {alnum(e.text): e.sentence for call in plan for e in call.evidence}
+    texts: list[str] = []
+    by_title: dict[str, dict[str, str]] = {}
+    for m in messages[:before]:
+        if m.role == "tool":
+            texts.append(m.content)
+            for title, text in parse_observation(m.content):
+                by_title.setdefault(title, {})[alnum(text)] = text
+    for items in by_title.values():
+        texts.append(" ".join(items[key] for key in sorted(items, key=lambda key: order.get(key, 1 << 30))))
+    return texts
+
+
+def final_answer_supported(row: Mapping[str, Any], messages: Sequence[Msg], plan: Sequence[PlannedCall]) -> bool:
     """The final answer appears in an observed tool result, or is yes/no for a comparison question."""
     answers = answer_turns(messages)
     if not answers:
@@ -407,11 +423,32 @@ def final_answer_supported(row: Mapping[str, Any], messages: Sequence[Msg]) -> b
     final = strip_answer(answers[-1].content)
     if normalize(final) in YES_NO:
         return str(row.get("qtype", "")) == "comparison"
-    return any(appears(final, m.content) for m in tool_messages(messages) if m.index < answers[-1].index)
+    return any(appears(final, text) for text in observed_texts(messages, plan, before=answers[-1].index))
+
+
+def _same_value(value: Any, planned: Any) -> bool:
+    if isinstance(planned, str):
+        return isinstance(value, str) and normalize(value) == normalize(planned)
+    if isinstance(planned, list) and isinstance(value, list) and len(value) == len(planned):
+        return all(_same_value(v, p) for v, p in zip(value, planned, strict=True))
+    return value == planned
+
+
+def _unplanned_values(k: int, call: Call, planned: PlannedCall | None) -> list[str]:
+    """Reasons the call's values differ from those its planned call sets (the plan's grounded choices)."""
+    if planned is None or planned.tool != call.name:
+        return []
+    arguments = call.arguments or {}
+    return [
+        f"call {k} ({call.name}): {key}={arguments.get(key)!r} is not the planned value {value!r}"[:200]
+        for key, value in planned.arguments.items()
+        if key in arguments and not _same_value(arguments[key], value)
+    ]
 
 
 def grounding_report(row: Mapping[str, Any]) -> Report:
-    """Every string argument is grounded in the user turns or earlier results (or a documented option)."""
+    """Every string argument is grounded in the user turns or earlier results (or a documented option), the
+    values the plan sets are realised (SQuAD-normalised), and the final answer was observed."""
     messages = read_messages(row)
     plan = read_plan(row)
     tools = offered_tools(row)
@@ -430,8 +467,11 @@ def grounding_report(row: Mapping[str, Any]) -> Report:
                     report.units += 1
                     if not _exempt(planned, key, value) and not _grounded(text, context, options):
                         report.fail(report.units, f"call {k} ({call.name}): {key}={text!r} is not grounded"[:200])
+            for reason in _unplanned_values(k, call, planned):
+                report.units += 1
+                report.fail(report.units, reason)
             k += 1
-    if not final_answer_supported(row, messages):
+    if not final_answer_supported(row, messages, plan):
         report.fail(0, "the final answer is in no observed tool result (nor a yes/no comparison answer)")
     return report
 
@@ -561,10 +601,13 @@ def leak_report(row: Mapping[str, Any]) -> Report:
     answer = _text(row.get("answer"))
     if normalize(answer) in YES_NO or not normalize(answer):
         return report
+    final = answer_turns(messages)[-1].index if answer_turns(messages) else -1
     for m in messages:
-        if m.role in ("user", "tool") and appears(answer, m.content):
+        if m.role == "user" and appears(answer, m.content):
             break
-        if m.role == "assistant" and any(appears(answer, text) for text in _assistant_texts(m)):
+        if m.role == "tool" and any(appears(answer, t) for t in observed_texts(messages, plan, before=m.index + 1)):
+            break
+        if m.role == "assistant" and m.index != final and any(appears(answer, t) for t in _assistant_texts(m)):
             report.fail(m.index, f"message {m.index}: names the answer before any user turn or result shows it")
     return report
 
@@ -598,7 +641,8 @@ def check_schema(row: Mapping[str, Any]) -> list[str]:
 
 
 def check_grounding(row: Mapping[str, Any]) -> list[str]:
-    """Reasons an argument or the final answer is not grounded in what the dialogue has shown."""
+    """Reasons an argument is not grounded in what the dialogue has shown or differs from the value the plan
+    sets, or the final answer was never observed."""
     return run_report(grounding_report, row).reasons
 
 

@@ -27,6 +27,8 @@ EXPECTED_LAYER = {
     "swap_tool_distractor": "plan",
     "swap_tool_unoffered": "schema",
     "ungrounded_argument": "grounding",
+    "swap_argument_entity": "grounding",
+    "reasoning_other_answer": "judge",
     "add_unknown_argument": "schema",
     "drop_required_argument": "schema",
     "drop_gold_sentence": "evidence",

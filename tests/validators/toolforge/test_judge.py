@@ -55,6 +55,13 @@ def test_answer_reasoning_must_cite_an_observed_gold_title() -> None:
     assert judge_row(row).turn_scores[-1] == 0
 
 
+def test_answer_reasoning_must_conclude_the_given_answer() -> None:
+    row = FX.clean_row()
+    row["messages"][-1]["reasoning"] = "The Mira Castellan passage says she was born in Orlin."
+    judgement = judge_row(row)
+    assert judgement.turn_scores[-1] == 0 and "conclude" in judgement.reasons[-1]
+
+
 def test_llm_judge_matches_the_rule_judge_and_counts_calls() -> None:
     rows = [*FX.fixture_rows(), FX.clean_row()]
     rows[2]["messages"][2]["reasoning"] = "Use place_search."

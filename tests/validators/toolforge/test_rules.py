@@ -51,6 +51,7 @@ def _tool(name: str, family: str, entity: str) -> ToolSpec:
                 "query": {"type": "string", "description": "The search query."},
                 entity: {"type": "string", "description": "The entity."},
                 "detail": {"type": "string", "enum": ["basic", "full"]},
+                "scope": {"type": "string", "enum": ["recent", "all time"]},
                 "limit": {"type": "integer"},
             },
             "required": ["query", entity, "detail"],
@@ -208,7 +209,9 @@ def test_schema_rejects_unknown_missing_and_mistyped_arguments() -> None:
 def test_grounding_rejects_an_ungrounded_value_and_accepts_enums() -> None:
     row = clean_row()
     assert rules.check_grounding(_set_args(row, 2, 0, work_title="Silver Lagoon"))
-    assert not rules.check_grounding(_set_args(row, 2, 0, detail="full"))
+    assert not rules.check_grounding(_set_args(row, 2, 0, scope="all time"))  # an optional enum value
+    assert any("planned value" in r for r in rules.check_grounding(_set_args(row, 2, 0, detail="full")))
+    assert any("planned value" in r for r in rules.check_grounding(_set_args(row, 2, 0, work_title="film")))
     # Mira Castellan is only grounded after the first result shows her name.
     assert rules.check_grounding(_set_args(row, 2, 0, query="Mira Castellan films"))
 
@@ -258,3 +261,22 @@ def test_layers_never_raise_on_garbage(messages: Any) -> None:
     results = {layer: rules.run_report(report, row).reasons for layer, report in rules.LAYER_REPORTS.items()}
     assert results["structure"]
     assert not any("unreadable" in r for reasons in results.values() for r in reasons)
+
+
+def test_an_answer_may_span_two_observed_sentences_of_one_passage() -> None:
+    messages = rules.read_messages(
+        {
+            "messages": [
+                {"role": "tool", "content": "**1**\ntitle: Grant Park\ncontent: It was founded when Lemuel P."},
+                {"role": "tool", "content": "**1**\ntitle: Grant Park\ncontent: Grant, an engineer, gave land."},
+            ]
+        }
+    )
+    texts = rules.observed_texts(messages, (), before=2)
+    assert any(rules.appears("Lemuel P. Grant, an engineer", text) for text in texts)
+    assert not any(rules.appears("Lemuel P. Grant", text) for text in rules.observed_texts(messages, (), before=1))
+
+
+def test_grounding_matches_hyphenation_and_inflections() -> None:
+    context = rules.content_words("Who co-wrote the film owned by the studio?")
+    assert rules.content_words("co wrote owner", joined=False) <= context
