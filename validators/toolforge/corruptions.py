@@ -443,6 +443,22 @@ def delete_reflection(row: Mapping[str, Any], position: Position, rng: np.random
     return out
 
 
+def fake_reflection_positions(row: Mapping[str, Any]) -> list[Position]:
+    return delete_reflection_positions(row)
+
+
+def fake_reflection(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+    """The turn after a failure names what was at fault only to deny the failure, then calls its tools."""
+    message = read_messages(row)[position[0]]
+    faulty = ", ".join(f"`{f}`" for f in _owed(row).get(position[0], []))
+    tools = " and ".join(f"`{c.name}`" for c in message.calls) or "the search"
+    out = copy_row(row)
+    out["messages"][position[0]]["reasoning"] = (
+        f"There was no problem with {faulty}; the results were not wrong. Next I call {tools}."
+    )
+    return out
+
+
 # --- turns -----------------------------------------------------------------------------------------------
 
 
@@ -578,6 +594,12 @@ OPERATORS: tuple[CorruptionOperator, ...] = (
         "the turn after a failed call no longer states the failure or names what was at fault (judge: reflection)",
         delete_reflection_positions,
         delete_reflection,
+    ),
+    CorruptionOperator(
+        "fake_reflection",
+        "the turn after a failure names what was at fault but denies the failure (judge: reflection)",
+        fake_reflection_positions,
+        fake_reflection,
     ),
     CorruptionOperator(
         "drop_tool_message",

@@ -28,10 +28,29 @@ from synth.pipelines.llm import GenRequest, LLMBackend, Message, SamplingParams,
 from synth.validators.toolforge.rules import Msg, appears, names, normalize, read_messages, read_plan, strip_answer
 
 _FAILURE_TEXT = (
-    "fail failed fails failure wrong error incorrect mistake mistaken insufficient irrelevant misleading unrelated "
-    "unhelpful not no missing lacks lacked lack didnt doesnt wasnt isnt cannot cant none nothing"
+    "fail failed fails failure wrong error erroneous incorrect mistake mistaken insufficient irrelevant misleading "
+    "unrelated unhelpful useless vague missing lacks lacked lacking"
 )
 FAILURE_WORDS = frozenset(_FAILURE_TEXT.split())
+NEGATIONS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "nothing",
+        "none",
+        "without",
+        "isnt",
+        "wasnt",
+        "werent",
+        "arent",
+        "doesnt",
+        "didnt",
+        "dont",
+        "hardly",
+    ]
+)
+NEGATION_WINDOW = 3
 JUDGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -75,8 +94,12 @@ class Judgement:
 
 
 def states_failure(text: str) -> bool:
-    """Whether `text` holds a failure word."""
-    return bool(FAILURE_WORDS & set(normalize(text.replace("'", "")).split()))
+    """Whether `text` states a failure: a failure word not negated by one of the three words before it."""
+    words = normalize(text.replace("'", "").replace("’", "")).split()
+    return any(
+        word in FAILURE_WORDS and not NEGATIONS & set(words[max(i - NEGATION_WINDOW, 0) : i])
+        for i, word in enumerate(words)
+    )
 
 
 def judged_calls(row: Mapping[str, Any]) -> list[JudgedCall]:

@@ -35,6 +35,7 @@ _STOPWORD_TEXT = (
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _PUNCT = str.maketrans("", "", string.punctuation + "“”‘’–—")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def normalize(text: str) -> str:
@@ -67,7 +68,7 @@ def stem(word: str) -> str:
 
 def alnum(text: str) -> str:
     """Lowercased letters and digits only (ToolForge's sentence comparison)."""
-    return "".join(ch for ch in str(text).lower() if ch.isalnum())
+    return _NOT_ALNUM.sub("", str(text).lower())
 
 
 def names(text: str, name: str) -> bool:

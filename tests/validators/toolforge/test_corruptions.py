@@ -35,6 +35,7 @@ EXPECTED_LAYER = {
     "swap_answer_entity": "answer",
     "reasoning_other_tool": "judge",
     "delete_reflection": "judge",
+    "fake_reflection": "judge",
     "drop_tool_message": "pairing",
     "change_call_id": "pairing",
     "leak_answer": "leak",

@@ -11,7 +11,14 @@ import pyarrow as pa
 
 from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.pipelines.llm import GenRequest, GenResult
-from synth.validators.toolforge.judge import LLMJudge, check_judge, judge_row, parse_judgement, scripted_judge_backend
+from synth.validators.toolforge.judge import (
+    LLMJudge,
+    check_judge,
+    judge_row,
+    parse_judgement,
+    scripted_judge_backend,
+    states_failure,
+)
 from synth.validators.toolforge.verifiers import build_verifiers
 
 
@@ -47,6 +54,15 @@ def test_a_failed_turn_scores_one_only_when_the_next_turn_reflects() -> None:
     judgement = judge_row(row)
     assert judgement.turn_scores == (1, 0, 0, 1)
     assert any("reflect" in reason for reason in judgement.reasons)
+
+
+def test_a_denied_failure_is_no_reflection() -> None:
+    assert states_failure("The `query` was wrong.")
+    assert states_failure("The results are not what I need: `x` was the wrong tool.")
+    assert not states_failure("There was no problem with `query`; the results were not wrong.")
+    row = FX.wrong_arguments_row()
+    row["messages"][6]["reasoning"] = "Nothing was wrong with the query. I call person_profile_finder again."
+    assert judge_row(row).turn_scores == (1, 0, 0, 1)
 
 
 def test_answer_reasoning_must_cite_an_observed_gold_title() -> None:
