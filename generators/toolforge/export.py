@@ -1,0 +1,450 @@
+"""Export ToolForge rows to the formats other trainers and benchmarks read.
+
+- `openai`: JSONL `{"messages", "tools"}`; `arguments` as a dict or a JSON string (templates disagree,
+  transformers#45419); reasoning dropped, kept as `reasoning_content`, or inlined as `<think>…</think>`;
+- `hermes`: JSONL `{"id", "messages"}` with string contents only (ToolForge/Qwen style): tools in the system turn
+  inside `<tools></tools>`, `<think>` + `<tool_call>` assistant turns, `<tool_response>` result turns, and the
+  final answer inside `<answer></answer>`;
+- `xlam`: JSONL `{"id", "query", "tools", "answers"}` (APIGen), `tools`/`answers` as JSON strings; only for
+  dialogues whose gold calls form one round of the first user turn (others are skipped, with the reason);
+- `bfcl`: a directory with BFCL's layout, one question file and one possible-answer file per category
+  (simple / multiple / parallel / parallel_multiple) for the first round when all its calls are gold (rows whose
+  first round holds a failure step are skipped), ids `<category>_<n>`, `source_ids.json` mapping them to rows.
+
+Rows are dicts as read from a dataset (`TOOLFORGE_SCHEMA` columns; `id` when the sink wrote one). Every writer
+writes to a temporary name and renames, sorts JSON keys, and returns counts by format and skip reason.
+
+Example:
+    >>> bfcl_category(2, 3)
+    'parallel_multiple'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from synth.pipelines.errors import InputError, OutputDirError
+
+ExportFormat = Literal["openai", "hermes", "xlam", "bfcl"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "hermes", "xlam", "bfcl")
+ArgumentsStyle = Literal["dict", "string"]
+ReasoningStyle = Literal["drop", "field", "inline"]
+ToolRole = Literal["tool", "user"]
+
+ROW_COLUMNS = ("seed_id", "question", "user_turns", "plan", "tools", "messages")
+BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
+BFCL_ANSWER_DIR = "possible_answer"
+BFCL_SOURCE_IDS = "source_ids.json"
+
+HERMES_TOOLS_PROMPT = (
+    "You may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{tools}\n</tools>\n\n"
+    "For each function call, return a json object with function name and arguments within <tool_call></tool_call> "
+    'XML tags:\n<tool_call>\n{{"name": <function-name>, "arguments": <args-json-object>}}\n</tool_call>'
+)
+
+JSON_TYPES_TO_XLAM = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "object": "dict"}
+JSON_TYPES_TO_BFCL = {"number": "float", "object": "dict"}
+
+
+class SkipRow(Exception):  # noqa: N818 - a control-flow signal carrying the skip reason, not an error
+    """A row the format cannot express; `reason` is counted."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def dumps(value: Any) -> str:
+    """Sorted-key JSON, UTF-8 kept (one export line or an embedded JSON string)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def read_toolforge_rows(dataset: str | Path) -> list[dict[str, Any]]:
+    """The kept rows of a dataset directory (`DATASET/data/train-*.parquet`), in shard order.
+
+    Raises `InputError` naming the directory when it has no shards or lacks a column the exporters read.
+    """
+    import pyarrow.parquet as pq
+
+    root = Path(dataset)
+    files = sorted((root / "data").glob("train-*.parquet"))
+    if not files:
+        msg = f"{root}: no data shards (data/train-*.parquet); is this a synth dataset directory?"
+        raise InputError(msg)
+    names = set(pq.read_schema(files[0]).names)
+    missing = [column for column in ROW_COLUMNS if column not in names]
+    if missing:
+        msg = f"{root}: required column `{missing[0]}` is missing; is this a ToolForge dataset?"
+        raise InputError(msg)
+    columns = [c for c in ("id", *ROW_COLUMNS, "turn_answers") if c in names]
+    rows: list[dict[str, Any]] = []
+    for file in files:
+        rows.extend(pq.read_table(file, columns=columns).to_pylist())
+    return rows
+
+
+def row_id(row: Mapping[str, Any], index: int) -> str:
+    """The row's `id`, or `<seed_id>-<index>` for rows not written by the sink."""
+    return str(row.get("id") or f"{row['seed_id']}-{index}")
+
+
+def row_tools(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The offered tools as OpenAI dicts (`{"type": "function", "function": {...}}`)."""
+    return [json.loads(text) for text in row["tools"]]
+
+
+def _function(tool: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(tool.get("function", tool))
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (TypeError, json.JSONDecodeError):
+        raise SkipRow("unparsable_arguments") from None
+    if not isinstance(value, dict):
+        raise SkipRow("unparsable_arguments")
+    return value
+
+
+# --- gold rounds (from the trusted plan) ---------------------------------------------------------------------
+
+
+def gold_round_calls(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`[{"name", "arguments"}]` of the row's gold calls when they form one round of the first user turn.
+
+    Raises `SkipRow` with `no_gold_calls`, `gold_calls_span_rounds` or `gold_calls_after_first_turn`.
+    """
+    gold = [call for call in row["plan"] if call["kind"] == "gold"]
+    if not gold:
+        raise SkipRow("no_gold_calls")
+    if any(call.get("user_turn", 0) != 0 for call in gold):
+        raise SkipRow("gold_calls_after_first_turn")
+    if len({call["round"] for call in gold}) > 1:
+        raise SkipRow("gold_calls_span_rounds")
+    return [{"name": call["tool"], "arguments": _arguments(call["arguments"])} for call in gold]
+
+
+def first_gold_round_calls(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`[{"name", "arguments"}]` of the first round (round 0, first user turn) when all its calls are `gold`.
+
+    Raises `SkipRow("no_calls")` without calls, `SkipRow("first_round_not_gold")` when a call of that round is a
+    failure step (its repair comes later, so the round is not what a correct model would call first).
+    """
+    first = [call for call in row["plan"] if call["round"] == 0 and call.get("user_turn", 0) == 0]
+    if not first:
+        raise SkipRow("no_calls")
+    if any(call["kind"] != "gold" for call in first):
+        raise SkipRow("first_round_not_gold")
+    return [{"name": call["tool"], "arguments": _arguments(call["arguments"])} for call in first]
+
+
+def first_question(row: Mapping[str, Any]) -> str:
+    """The first user turn (the seed question when the row has no `user_turns`)."""
+    turns = row.get("user_turns") or ()
+    return str(turns[0] if turns else row["question"])
+
+
+# --- conversions ---------------------------------------------------------------------------------------------
+
+
+def to_openai(
+    row: Mapping[str, Any], *, arguments: ArgumentsStyle = "string", reasoning: ReasoningStyle = "drop"
+) -> dict[str, Any]:
+    """`{"messages", "tools"}` in OpenAI chat form; assistant tool turns have `content` None when empty."""
+    messages: list[dict[str, Any]] = []
+    for message in row["messages"]:
+        role = message["role"]
+        content = message.get("content") or ""
+        if role == "assistant":
+            think = message.get("reasoning") or ""
+            out: dict[str, Any] = {"role": role}
+            if reasoning == "inline" and think:
+                content = f"<think>\n{think}\n</think>\n\n{content}"
+            elif reasoning == "field" and think:
+                out["reasoning_content"] = think
+            calls = []
+            for call in message.get("tool_calls") or ():
+                parsed = _arguments(call["function"]["arguments"])
+                calls.append(
+                    {
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["function"]["name"],
+                            "arguments": parsed if arguments == "dict" else dumps(parsed),
+                        },
+                    }
+                )
+            out["content"] = content if content or not calls else None
+            if calls:
+                out["tool_calls"] = calls
+            messages.append(out)
+        elif role == "tool":
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.get("tool_call_id") or "",
+                    "name": message.get("name") or "",
+                    "content": content,
+                }
+            )
+        else:
+            messages.append({"role": role, "content": content})
+    return {"messages": messages, "tools": row_tools(row)}
+
+
+def hermes_system(content: str, tools: Sequence[Mapping[str, Any]]) -> str:
+    """A system turn with the Hermes tools block (one sorted-key JSON tool per line) after the role prompt."""
+    block = HERMES_TOOLS_PROMPT.format(tools="\n".join(dumps(tool) for tool in tools))
+    return f"{content}\n\n{block}" if content else block
+
+
+def hermes_tool_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """`<tool_call>\\n{"name": …, "arguments": {…}}\\n</tool_call>` (name first, arguments sorted)."""
+    body = json.dumps({"name": name, "arguments": dict(sorted(arguments.items()))}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>"
+
+
+def to_hermes(row: Mapping[str, Any], *, tool_role: ToolRole = "tool") -> dict[str, Any]:
+    """`{"id", "messages"}` with string contents in the ToolForge/Qwen tag format.
+
+    Consecutive tool results become one `tool_role` turn of `<tool_response>` blocks; an assistant turn without
+    calls is the answer turn, its content wrapped in `<answer>`.
+    """
+    tools = row_tools(row)
+    messages: list[dict[str, str]] = []
+    if not row["messages"] or row["messages"][0]["role"] != "system":
+        messages.append({"role": "system", "content": hermes_system("", tools)})
+    after_tool = False
+    for message in row["messages"]:
+        role, content = message["role"], message.get("content") or ""
+        if role == "tool":
+            block = f"<tool_response>\n{content}\n</tool_response>"
+            if after_tool:
+                messages[-1]["content"] += "\n" + block
+            else:
+                messages.append({"role": tool_role, "content": block})
+            after_tool = True
+            continue
+        after_tool = False
+        if role == "system":
+            messages.append({"role": "system", "content": hermes_system(content, tools)})
+        elif role == "assistant":
+            think = message.get("reasoning") or ""
+            parts = [f"<think>\n{think}\n</think>"] if think else []
+            calls = message.get("tool_calls") or ()
+            if calls:
+                if content:
+                    parts.append(content)
+                parts.append(
+                    "\n".join(
+                        hermes_tool_call(call["function"]["name"], _arguments(call["function"]["arguments"]))
+                        for call in calls
+                    )
+                )
+            else:
+                parts.append(f"<answer>\n{content}\n</answer>")
+            messages.append({"role": "assistant", "content": "\n\n".join(parts)})
+        else:
+            messages.append({"role": role, "content": content})
+    return {"messages": messages}
+
+
+def xlam_parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON-schema parameters as xLAM's flat `{name: {type, description[, default]}}` (", optional" suffix)."""
+    required = set(schema.get("required", ()))
+    out: dict[str, Any] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        kind = spec.get("type", "str")
+        if kind == "array":
+            item = (spec.get("items") or {}).get("type", "string")
+            text = f"List[{JSON_TYPES_TO_XLAM.get(item, item)}]"
+        else:
+            text = JSON_TYPES_TO_XLAM.get(kind, str(kind))
+        entry: dict[str, Any] = {"description": spec.get("description", ""), "type": text}
+        if name not in required:
+            entry["type"] = f"{text}, optional"
+            if "default" in spec:
+                entry["default"] = spec["default"]
+        out[name] = entry
+    return out
+
+
+def to_xlam(row: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"query", "tools", "answers"}` (APIGen), `tools` and `answers` as JSON strings; `SkipRow` if not one round."""
+    answers = gold_round_calls(row)
+    tools = []
+    for tool in row_tools(row):
+        function = _function(tool)
+        tools.append(
+            {
+                "name": function["name"],
+                "description": function.get("description", ""),
+                "parameters": xlam_parameters(function.get("parameters") or {}),
+            }
+        )
+    return {"query": first_question(row), "tools": dumps(tools), "answers": dumps(answers)}
+
+
+def bfcl_schema(schema: Mapping[str, Any], *, top: bool = False) -> dict[str, Any]:
+    """A JSON schema with BFCL's type names (`dict` for objects, `float` for numbers), recursively."""
+    out = dict(schema)
+    if "type" in out:
+        out["type"] = JSON_TYPES_TO_BFCL.get(out["type"], out["type"])
+    if top:
+        out["type"] = "dict"
+    if "properties" in out:
+        out["properties"] = {name: bfcl_schema(spec) for name, spec in out["properties"].items()}
+    if isinstance(out.get("items"), Mapping):
+        out["items"] = bfcl_schema(out["items"])
+    return out
+
+
+def bfcl_category(calls: int, offered: int) -> str:
+    """BFCL's category from the number of expected calls and of offered functions."""
+    if calls > 1:
+        return "parallel_multiple" if offered > 1 else "parallel"
+    return "multiple" if offered > 1 else "simple"
+
+
+def to_bfcl(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(category, question line without id, answer line without id) for the first round, when all gold.
+
+    Ground truth lists each given argument with its one allowed value; unused optional parameters are left out.
+    """
+    calls = first_gold_round_calls(row)
+    functions = []
+    for tool in row_tools(row):
+        function = _function(tool)
+        functions.append(
+            {
+                "name": function["name"],
+                "description": function.get("description", ""),
+                "parameters": bfcl_schema(function.get("parameters") or {"properties": {}}, top=True),
+            }
+        )
+    category = bfcl_category(len(calls), len(functions))
+    question = {"question": [[{"role": "user", "content": first_question(row)}]], "function": functions}
+    truth = {"ground_truth": [{c["name"]: {k: [v] for k, v in c["arguments"].items()}} for c in calls]}
+    return category, question, truth
+
+
+# --- writers -------------------------------------------------------------------------------------------------
+
+
+def _check_target(path: Path, *, overwrite: bool) -> None:
+    if path.exists() and not overwrite and (path.is_file() or any(path.iterdir())):
+        msg = f"{path}: already exists; pass `overwrite` or choose another target"
+        raise OutputDirError(msg)
+
+
+def _write_lines(path: Path, lines: Iterable[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line + "\n")
+    os.replace(tmp, path)
+
+
+def _report(fmt: str, out: Path, rows: int, written: int, skipped: Counter[str]) -> dict[str, Any]:
+    return {"format": fmt, "out": str(out), "rows": rows, "written": written, "skipped": dict(sorted(skipped.items()))}
+
+
+def export_rows(
+    rows: Sequence[Mapping[str, Any]],
+    out: str | Path,
+    *,
+    fmt: ExportFormat,
+    arguments: ArgumentsStyle = "string",
+    reasoning: ReasoningStyle = "drop",
+    tool_role: ToolRole = "tool",
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Write `rows` in `fmt` to `out` (a JSONL file; a directory for `bfcl`); returns the counts.
+
+    `arguments` and `reasoning` apply to `openai`; `tool_role` to `hermes`. Rows a format cannot express are
+    skipped and counted under `skipped` by reason.
+    """
+    if fmt not in EXPORT_FORMATS:
+        msg = f"`fmt`: unknown export format {fmt!r}; choose {', '.join(EXPORT_FORMATS)}"
+        raise ValueError(msg)
+    target = Path(out)
+    _check_target(target, overwrite=overwrite)
+    if fmt == "bfcl":
+        return _write_bfcl(rows, target)
+    skipped: Counter[str] = Counter()
+    lines = []
+    for index, row in enumerate(rows):
+        try:
+            if fmt == "openai":
+                record = to_openai(row, arguments=arguments, reasoning=reasoning)
+            elif fmt == "hermes":
+                record = {"id": row_id(row, index), **to_hermes(row, tool_role=tool_role)}
+            else:
+                record = {"id": row_id(row, index), **to_xlam(row)}
+        except SkipRow as skip:
+            skipped[skip.reason] += 1
+            continue
+        lines.append(dumps(record))
+    _write_lines(target, lines)
+    return _report(fmt, target, len(rows), len(lines), skipped)
+
+
+def _write_bfcl(rows: Sequence[Mapping[str, Any]], target: Path) -> dict[str, Any]:
+    skipped: Counter[str] = Counter()
+    questions: dict[str, list[str]] = {c: [] for c in BFCL_CATEGORIES}
+    answers: dict[str, list[str]] = {c: [] for c in BFCL_CATEGORIES}
+    sources: dict[str, str] = {}
+    for index, row in enumerate(rows):
+        try:
+            category, question, truth = to_bfcl(row)
+        except SkipRow as skip:
+            skipped[skip.reason] += 1
+            continue
+        bfcl_id = f"{category}_{len(questions[category])}"
+        questions[category].append(dumps({"id": bfcl_id, **question}))
+        answers[category].append(dumps({"id": bfcl_id, **truth}))
+        sources[bfcl_id] = row_id(row, index)
+    tmp = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for category in BFCL_CATEGORIES:
+        if questions[category]:
+            _write_lines(tmp / f"BFCL_v3_toolforge_{category}.json", questions[category])
+            _write_lines(tmp / BFCL_ANSWER_DIR / f"BFCL_v3_toolforge_{category}.json", answers[category])
+    _write_lines(tmp / BFCL_SOURCE_IDS, [dumps(sources)])
+    if target.exists():
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    os.replace(tmp, target)
+    report = _report("bfcl", target, len(rows), len(sources), skipped)
+    report["categories"] = {c: len(questions[c]) for c in BFCL_CATEGORIES if questions[c]}
+    return report
+
+
+def export_dataset(
+    dataset: str | Path,
+    out: str | Path,
+    *,
+    fmt: ExportFormat,
+    arguments: ArgumentsStyle = "string",
+    reasoning: ReasoningStyle = "drop",
+    tool_role: ToolRole = "tool",
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Read a ToolForge dataset directory and `export_rows` its kept rows; the report names the dataset."""
+    rows = read_toolforge_rows(dataset)
+    report = export_rows(
+        rows, out, fmt=fmt, arguments=arguments, reasoning=reasoning, tool_role=tool_role, overwrite=overwrite
+    )
+    return {"dataset": str(dataset), **report}
