@@ -13,6 +13,24 @@ from synth.pipelines.steps import Generator, Verifier
 CASE_NAMES = ("wrong_tool", "wrong_arguments", "misleading", "fallback", "early_stop_avoided")
 
 
+class LLMConfig(StrictModel):
+    """The backend of the LLM writer: `scripted` (offline), a local `transformers` model, or an `openai` server."""
+
+    backend: Literal["scripted", "transformers", "openai"] = "scripted"
+    model: str | None = Field(None, description="model folder (transformers) or served model name (openai)")
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
+    cache: str | None = Field(None, description="SQLite response cache (reruns answer from it)")
+    max_tokens: PositiveInt = Field(4096, description="completion budget of one dialogue")
+
+    @model_validator(mode="after")
+    def _complete(self) -> LLMConfig:
+        if self.backend == "transformers" and not self.model:
+            raise ValueError("backend `transformers` needs `model` (a local model folder)")
+        if self.backend == "openai" and not (self.model and self.base_url):
+            raise ValueError("backend `openai` needs `model` and `base_url`")
+        return self
+
+
 class ToolForgeConfig(StrictModel):
     """Generator settings: seeds, cases per seed, the tool space, retrieval depth and the writer."""
 
@@ -40,6 +58,7 @@ class ToolForgeConfig(StrictModel):
     writer: Literal["scripted", "llm"] = Field(
         "scripted", description="scripted composer, or the LLM writer (structured output) on the scripted backend"
     )
+    llm: LLMConfig = Field(default_factory=LLMConfig, description="the LLM writer's backend")
     judge: Literal["rule", "llm"] = Field("rule", description="rule-based judge, or the LLM judge (scripted backend)")
 
     @field_validator("input", mode="before")
@@ -79,7 +98,7 @@ class ToolForgeConfig(StrictModel):
 
 def build_generator(config: ToolForgeConfig) -> Generator:
     """The dialogue generator of a validated config."""
-    from synth.generators.toolforge.generator import ToolForgeGenerator
+    from synth.generators.toolforge.generator import LLMSettings, ToolForgeGenerator
     from synth.generators.toolforge.planner import PlanSettings
 
     return ToolForgeGenerator(
@@ -94,6 +113,7 @@ def build_generator(config: ToolForgeConfig) -> Generator:
         single_k=config.single_k,
         plan=PlanSettings(top_k=tuple(config.top_k), distractors=tuple(config.distractors)),
         writer=config.writer,
+        llm=LLMSettings(**config.llm.model_dump()),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -23,6 +24,8 @@ from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
 from synth.generators.toolforge.retrieval import SentenceIndex
 from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files
 from synth.generators.toolforge.toolspace import ToolSpace
+from synth.pipelines.llm import LLMBackend
+from synth.pipelines.llm_backends import BackendKind
 from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 from synth.validators.toolforge.rules import YES_NO, appears, normalize
 
@@ -48,6 +51,17 @@ def answer_unsupported(seed: QASeed) -> str:
     return "seed: the answer is stated in no supporting sentence (a dialogue could not ground it)"
 
 
+@dataclass(frozen=True)
+class LLMSettings:
+    """Which backend the LLM writer uses (`scripted` offline; `transformers` or `openai` with a model)."""
+
+    backend: BackendKind = "scripted"
+    model: str | None = None
+    base_url: str | None = None
+    cache: str | None = None
+    max_tokens: int = 4096
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolForgeGenerator(Generator):
     """Tool-use dialogues from QA seeds: `dialogues_per_seed` cases per seed (a clean run first)."""
@@ -63,6 +77,7 @@ class ToolForgeGenerator(Generator):
     single_k: int = 3
     plan: PlanSettings = field(default_factory=PlanSettings)
     writer: Writer = "scripted"
+    llm: LLMSettings = field(default_factory=lambda: LLMSettings())
     batch_size: int = 64
 
     def files(self) -> tuple[Path, ...]:
@@ -88,14 +103,27 @@ class ToolForgeGenerator(Generator):
             by_source[key] = by_source.get(key, 0) + 1
         return {"seed_files": [str(p) for p in self.files()], "records": len(items), "by_source": by_source}
 
+    @cached_property
+    def _backend(self) -> LLMBackend:
+        from synth.generators.toolforge.llm_writer import scripted_writer_backend
+        from synth.pipelines.llm_backends import make_backend
+
+        return make_backend(
+            self.llm.backend,
+            scripted=scripted_writer_backend(),
+            model=self.llm.model,
+            base_url=self.llm.base_url,
+            cache=self.llm.cache,
+        )
+
     def _write(
         self, plan: DialoguePlan, tools: tuple[ToolSpec, ...], seed: QASeed
-    ) -> tuple[tuple[ChatMessage, ...], int]:
+    ) -> tuple[tuple[ChatMessage, ...], int, str]:
         if self.writer == "llm":
-            from synth.generators.toolforge.llm_writer import compose_with_llm, scripted_writer_backend
+            from synth.generators.toolforge.llm_writer import compose_with_llm
 
-            return compose_with_llm(plan, tools, seed, backend=scripted_writer_backend())
-        return compose_scripted(plan), 0
+            return compose_with_llm(plan, tools, seed, backend=self._backend, max_tokens=self.llm.max_tokens)
+        return compose_scripted(plan), 0, ""
 
     def dialogues(self, seed: QASeed, space: ToolSpace, ctx: ShardContext) -> Iterator[dict[str, Any] | str]:
         """The rows of one seed (or a rejection reason when a case cannot be realised)."""
@@ -120,9 +148,9 @@ class ToolForgeGenerator(Generator):
             except CaseNotRealisableError as error:
                 yield f"plan: {error}"
                 continue
-            messages, llm_calls = self._write(plan, tools, seed)
+            messages, llm_calls, problem = self._write(plan, tools, seed)
             if not messages:
-                yield f"writer: no dialogue for case {case.name}"
+                yield problem or f"writer: no dialogue for case {case.name}"
                 continue
             yield dialogue_row(seed, plan, tools, messages, backend=self.writer, llm_calls=llm_calls)
 

@@ -83,13 +83,15 @@ def plan_payload(plan: DialoguePlan, tools: Sequence[ToolSpec], seed: QASeed) ->
     }
 
 
-def writer_request(plan: DialoguePlan, tools: Sequence[ToolSpec], seed: QASeed) -> GenRequest:
+def writer_request(
+    plan: DialoguePlan, tools: Sequence[ToolSpec], seed: QASeed, *, max_tokens: int = 4096
+) -> GenRequest:
     """The structured-output request for one dialogue."""
     payload = json.dumps(plan_payload(plan, tools, seed), sort_keys=True, ensure_ascii=False)
     return GenRequest(
         model=MODEL,
         messages=(Message("system", INSTRUCTIONS), Message("user", f"PLAN:\n{payload}")),
-        sampling=SamplingParams(temperature=0.0, max_tokens=100_000),
+        sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
         schema=MESSAGES_SCHEMA,
     )
 
@@ -151,11 +153,12 @@ def scripted_writer_backend() -> ScriptedBackend:
 
 
 def compose_with_llm(
-    plan: DialoguePlan, tools: Sequence[ToolSpec], seed: QASeed, *, backend: LLMBackend
-) -> tuple[tuple[ChatMessage, ...], int]:
-    """(messages, LLM calls); empty messages when the answer is not valid under the schema."""
-    (result,) = backend.generate([writer_request(plan, tools, seed)])
+    plan: DialoguePlan, tools: Sequence[ToolSpec], seed: QASeed, *, backend: LLMBackend, max_tokens: int = 4096
+) -> tuple[tuple[ChatMessage, ...], int, str]:
+    """(messages, LLM calls, problem): no messages and a one-line problem when the answer is not schema-valid."""
+    (result,) = backend.generate([writer_request(plan, tools, seed, max_tokens=max_tokens)])
     text = result.texts[0]
-    if schema_errors(text, MESSAGES_SCHEMA) is not None:
-        return (), 1
-    return messages_from_json(text), 1
+    problem = schema_errors(text, MESSAGES_SCHEMA)
+    if problem is not None:
+        return (), 1, f"llm writer ({backend.name}): {problem}"[:200]
+    return messages_from_json(text), 1, ""

@@ -1,0 +1,136 @@
+"""The model-backed backends: the OpenAI-compatible client against a local server speaking the protocol, and the
+transformers backend on a tiny local model; both flag schema-invalid answers instead of hiding them."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+
+import pytest
+
+from synth.generators.toolforge.generator import LLMSettings, ToolForgeGenerator
+from synth.generators.toolforge.llm_writer import scripted_writer_backend
+from synth.pipelines.llm import GenRequest, Message, SamplingParams
+from synth.pipelines.llm_backends import BackendError, OpenAIBackend, TransformersBackend
+from synth.pipelines.steps import ShardContext
+
+SCRIPTED = scripted_writer_backend()
+
+
+class _ChatServer(BaseHTTPRequestHandler):
+    """`POST /v1/chat/completions` answered by the scripted writer policy; records each request body."""
+
+    bodies: ClassVar[list[dict]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).bodies.append(body)
+        if body["model"] == "missing":
+            self.send_response(404)
+            self.end_headers()
+            self.wfile.write(b'{"error": "model not found"}')
+            return
+        schema = body.get("response_format", {}).get("json_schema", {}).get("schema")
+        request = GenRequest(
+            model=body["model"],
+            messages=tuple(Message(m["role"], m["content"]) for m in body["messages"]),
+            sampling=SamplingParams(temperature=body["temperature"], max_tokens=body["max_tokens"], n=body["n"]),
+            schema=schema,
+        )
+        (result,) = SCRIPTED.generate([request])
+        answer = {
+            "choices": [
+                {"message": {"role": "assistant", "content": t}, "finish_reason": "stop"} for t in result.texts
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 11},
+        }
+        payload = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+
+
+def _rows(**settings: object) -> list[dict]:
+    generator = ToolForgeGenerator(name="t", limit=4, **settings)  # type: ignore[arg-type]
+    ctx = ShardContext(seed=2, shard_index=0, num_shards=1, config_hash="x")
+    return [row for batch in generator.generate(ctx) for row in batch.rows]
+
+
+def test_toolforge_llm_writer_through_an_openai_server_matches_the_scripted_writer(server: str) -> None:
+    _ChatServer.bodies.clear()
+    llm = LLMSettings(backend="openai", model="writer-model", base_url=server)
+    served = _rows(writer="llm", llm=llm)
+    scripted = _rows()
+    assert len(served) == len(scripted) == 8
+    assert [r["messages"] for r in served] == [r["messages"] for r in scripted]
+    assert all(r["llm_calls"] == 1 for r in served)
+    body = _ChatServer.bodies[0]
+    assert body["model"] == "writer-model" and body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["messages"]
+
+
+def test_http_errors_are_one_line_backend_errors(server: str) -> None:
+    backend = OpenAIBackend(base_url=server, model="missing", retries=0)
+    with pytest.raises(BackendError, match=r"/chat/completions: HTTP 404: .*model not found"):
+        backend.generate([GenRequest(model="missing", messages=(Message("user", "hi"),))])
+    closed = OpenAIBackend(base_url="http://127.0.0.1:9/v1", model="m", retries=0, timeout=2)
+    with pytest.raises(BackendError, match="cannot reach the server"):
+        closed.generate([GenRequest(model="m", messages=(Message("user", "hi"),))])
+
+
+@pytest.fixture(scope="module")
+def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory):
+    """A tiny random Llama with a local BPE tokenizer and the tool chat template, saved like any HF model."""
+    pytest.importorskip("transformers")
+    from synth.trainers.sft.tiny import build_tiny_model, build_tiny_tokenizer
+
+    tokenizer = build_tiny_tokenizer(["What is 12 plus 3? The answer is 15."] * 20, vocab_size=300)
+    model = build_tiny_model(tokenizer, seed=0, hidden=32, layers=1, heads=2)
+    path = tmp_path_factory.mktemp("tiny-chat")
+    tokenizer.save_pretrained(path)
+    model.save_pretrained(path)
+    return path
+
+
+def test_transformers_backend_is_seeded_and_flags_invalid_json(tiny_chat_model) -> None:
+    backend = TransformersBackend(tiny_chat_model)
+    request = GenRequest(
+        model="tiny",
+        messages=(Message("user", "What is 12 plus 3?"),),
+        sampling=SamplingParams(temperature=0.8, max_tokens=8, n=2),
+        schema={"type": "object", "required": ["answer"]},
+    )
+    first, again = backend.generate([request])[0], backend.generate([request])[0]
+    assert first.texts == again.texts and len(first.texts) == 2
+    assert first.schema_valid == (False, False)  # a random tiny model does not write this JSON object
+    assert first.finish_reasons[0] in ("stop", "length") and first.prompt_tokens > 0
+
+
+def test_toolforge_rejects_what_a_model_writer_gets_wrong(tiny_chat_model) -> None:
+    generator = ToolForgeGenerator(
+        name="t",
+        limit=1,
+        writer="llm",
+        llm=LLMSettings(backend="transformers", model=str(tiny_chat_model), max_tokens=16),
+    )
+    ctx = ShardContext(seed=2, shard_index=0, num_shards=1, config_hash="x")
+    batches = list(generator.generate(ctx))
+    rejections = [r for b in batches for r in b.rejections]
+    assert not any(b.rows for b in batches) and len(rejections) == 2
+    assert all(r.reason.startswith("llm writer (transformers:") for r in rejections)
