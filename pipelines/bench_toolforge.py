@@ -46,7 +46,7 @@ def _validate(rows: Sequence[Mapping[str, Any]]) -> tuple[list[bool], Counter[st
     return passed, failing, time.perf_counter() - start
 
 
-def _spread(rows: Sequence[dict], count: int) -> list[dict]:
+def spread(rows: Sequence[dict], count: int) -> list[dict]:
     """`count` rows spread evenly over the dataset (every paradigm and case kind gets audited)."""
     if count >= len(rows):
         return list(rows)
@@ -74,7 +74,7 @@ def bench_toolforge(
     llm_passed, _, llm_validation = _validate(llm_rows)
     llm_calls = sum(row["llm_calls"] for row in llm_rows)
 
-    audited = _spread(accepted, audit_rows)
+    audited = spread(accepted, audit_rows)
     before = run_audit(
         audited, layers=TOOLFORGE_BASELINE_LAYERS, iterations=iterations, seed=seed, random_per_row=random_per_row
     )

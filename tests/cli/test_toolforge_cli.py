@@ -178,3 +178,31 @@ def test_a_malformed_user_tool_file_is_a_one_line_error(tmp_path: Path) -> None:
     (line,) = result.output.strip().splitlines()
     assert str(tools) in line and "`description`" in line
     assert not out.exists()  # refused before anything is written
+
+
+def test_audit_writes_a_loadable_preference_dataset_of_mined_negatives(
+    dataset: tuple[Path, Path], tmp_path: Path
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    _, out = dataset
+    negatives = tmp_path / "negatives"
+    result = invoke("toolforge", "audit", out, "--out", negatives, "--rows", 3, "--iterations", 8, "--seed", 1)
+    assert result.exit_code == 0, result.output
+    report = json.loads((negatives / "audit.json").read_text())
+    assert report["rows"] == 3 and report["mined"]["iterations_per_row"] == 8
+    table = datasets.load_dataset(str(negatives))["train"]
+    assert table.num_rows == report["mined"]["negatives"] > 0
+    for row in table:
+        assert row["operators"] and row["chosen"] != row["rejected"]
+        assert row["accepted"] or row["layers_failed"]  # every negative is either caught (with layers) or a miss
+    again = invoke("toolforge", "audit", out, "--out", negatives, "--rows", 3)
+    assert again.exit_code == 3 and "exists and is not empty" in again.output
+
+
+def test_tools_lists_the_gated_space() -> None:
+    result = invoke("toolforge", "tools", "--variants", 1, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    names = [tool["function"]["name"] for tool in report["tools"]]
+    assert len(names) == len(set(names)) >= 19 and "person_information_search" in names
+    assert set(report["gate"]) >= {"person_information", "general_information"}
