@@ -1,5 +1,6 @@
-"""Model-backed LLM backends behind the protocol of `pipelines/llm.py`: local `transformers` and `openai`
-(any OpenAI-compatible server, e.g. `vllm serve`, with JSON-schema structured outputs).
+"""Model-backed LLM backends behind the protocol of `pipelines/llm.py`: local `transformers`, offline batched
+`vllm` (GPU; the `[gpu]` extra) and `openai` (any OpenAI-compatible server, e.g. `vllm serve`); the last two
+constrain decoding to the request's JSON schema.
 
 Both import their heavy dependencies lazily and return `schema_valid` flags like the scripted backend, so a
 domain treats a model that writes invalid output exactly as it treats a failing scripted policy: the row is
@@ -9,6 +10,7 @@ rejected with the reason. `make_backend(spec)` builds one from a config block an
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import time
@@ -19,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from synth.pipelines.errors import InputError, SynthError
+from synth.pipelines.errors import InputError, MissingDependencyError, SynthError
 from synth.pipelines.llm import CachedBackend, GenRequest, GenResult, LLMBackend, ResponseCache, schema_errors
 
-BackendKind = Literal["scripted", "transformers", "openai"]
+BackendKind = Literal["scripted", "transformers", "vllm", "openai"]
 
 
 class BackendError(SynthError):
@@ -109,6 +111,68 @@ class TransformersBackend:
     def close(self) -> None:
         """Drop the model."""
         del self.model
+
+
+def vllm_sampling_kwargs(request: GenRequest, *, seed: int) -> dict[str, Any]:
+    """Keyword arguments of `vllm.SamplingParams` for a request (JSON schema → `structured_outputs.json`)."""
+    sampling = request.sampling
+    kwargs: dict[str, Any] = {
+        "n": sampling.n,
+        "temperature": sampling.temperature,
+        "top_p": sampling.top_p,
+        "max_tokens": sampling.max_tokens,
+        "seed": sampling.seed if sampling.seed is not None else seed,
+        "stop": list(sampling.stop) or None,
+    }
+    if request.schema is not None:
+        kwargs["structured_outputs"] = {"json": dict(request.schema)}
+    return kwargs
+
+
+class VLLMBackend:
+    """Offline batched generation with vLLM (needs CUDA): one `LLM.chat` call per batch of requests.
+
+    Each request gets a seed derived from its cache key, so answers are reproducible for a given vLLM version
+    and GPU; structured outputs use vLLM's `StructuredOutputsParams(json=schema)`.
+    """
+
+    def __init__(self, model: str, **engine: Any) -> None:
+        from vllm import LLM
+
+        self.llm = LLM(model=model, seed=0, **engine)
+        self.name = f"vllm:{model}"
+
+    def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        params = []
+        for request in requests:
+            seed = int(request.cache_key(self.name)[:12], 16)
+            kwargs = vllm_sampling_kwargs(request, seed=seed)
+            if "structured_outputs" in kwargs:
+                kwargs["structured_outputs"] = StructuredOutputsParams(**kwargs["structured_outputs"])
+            params.append(SamplingParams(**kwargs))
+        conversations = [[{"role": m.role, "content": m.content} for m in r.messages] for r in requests]
+        outputs = self.llm.chat(conversations, sampling_params=params, use_tqdm=False)
+        results = []
+        for request, output in zip(requests, outputs, strict=True):
+            texts = [c.text for c in output.outputs]
+            results.append(
+                GenResult(
+                    key=request.cache_key(self.name),
+                    texts=tuple(texts),
+                    finish_reasons=tuple(c.finish_reason or "stop" for c in output.outputs),
+                    schema_valid=_validity(texts, request),
+                    prompt_tokens=len(output.prompt_token_ids or ()),
+                    completion_tokens=sum(len(c.token_ids) for c in output.outputs),
+                )
+            )
+        return results
+
+    def close(self) -> None:
+        """Drop the engine (frees the GPU when nothing else holds it)."""
+        del self.llm
 
 
 @dataclass
@@ -216,11 +280,17 @@ def make_backend(
     backend: LLMBackend
     if kind == "scripted":
         backend = scripted
-    elif kind == "transformers":
+    elif kind in ("transformers", "vllm"):
         if not model:
-            msg = "llm backend `transformers` needs `model` (a local model folder)"
+            msg = f"llm backend `{kind}` needs `model` (a local model folder or model id)"
             raise InputError(msg)
-        backend = TransformersBackend(model)
+        if kind == "vllm":
+            if importlib.util.find_spec("vllm") is None:
+                msg = "llm backend `vllm` needs the `vllm` package and a GPU: pip install 'synth[gpu]'"
+                raise MissingDependencyError(msg)
+            backend = VLLMBackend(model)
+        else:
+            backend = TransformersBackend(model)
     else:
         if not (model and base_url):
             msg = "llm backend `openai` needs `model` and `base_url` (e.g. http://localhost:8000/v1)"

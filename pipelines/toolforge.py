@@ -14,18 +14,18 @@ CASE_NAMES = ("wrong_tool", "wrong_arguments", "misleading", "fallback", "early_
 
 
 class LLMConfig(StrictModel):
-    """The backend of the LLM writer: `scripted` (offline), a local `transformers` model, or an `openai` server."""
+    """The LLM writer's backend: `scripted` (offline), local `transformers`, `vllm` (GPU) or an `openai` server."""
 
-    backend: Literal["scripted", "transformers", "openai"] = "scripted"
-    model: str | None = Field(None, description="model folder (transformers) or served model name (openai)")
+    backend: Literal["scripted", "transformers", "vllm", "openai"] = "scripted"
+    model: str | None = Field(None, description="model folder or id (transformers, vllm), served model name (openai)")
     base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
     cache: str | None = Field(None, description="SQLite response cache (reruns answer from it)")
     max_tokens: PositiveInt = Field(4096, description="completion budget of one dialogue")
 
     @model_validator(mode="after")
     def _complete(self) -> LLMConfig:
-        if self.backend == "transformers" and not self.model:
-            raise ValueError("backend `transformers` needs `model` (a local model folder)")
+        if self.backend in ("transformers", "vllm") and not self.model:
+            raise ValueError(f"backend `{self.backend}` needs `model` (a local model folder or id)")
         if self.backend == "openai" and not (self.model and self.base_url):
             raise ValueError("backend `openai` needs `model` and `base_url`")
         return self

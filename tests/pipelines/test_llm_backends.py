@@ -134,3 +134,27 @@ def test_toolforge_rejects_what_a_model_writer_gets_wrong(tiny_chat_model) -> No
     rejections = [r for b in batches for r in b.rejections]
     assert not any(b.rows for b in batches) and len(rejections) == 2
     assert all(r.reason.startswith("llm writer (transformers:") for r in rejections)
+
+
+def test_vllm_adapter_maps_sampling_and_schema_without_a_gpu() -> None:
+    from synth.pipelines.llm_backends import vllm_sampling_kwargs
+
+    schema = {"type": "object", "required": ["messages"]}
+    request = GenRequest(
+        model="m",
+        messages=(Message("user", "hi"),),
+        sampling=SamplingParams(temperature=0.7, top_p=0.9, max_tokens=64, n=3, stop=("</s>",)),
+        schema=schema,
+    )
+    kwargs = vllm_sampling_kwargs(request, seed=11)
+    assert kwargs == {
+        "n": 3,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "max_tokens": 64,
+        "seed": 11,
+        "stop": ["</s>"],
+        "structured_outputs": {"json": schema},
+    }
+    plain = vllm_sampling_kwargs(GenRequest(model="m", messages=(), sampling=SamplingParams(seed=5)), seed=11)
+    assert plain["seed"] == 5 and plain["stop"] is None and "structured_outputs" not in plain
