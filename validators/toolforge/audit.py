@@ -21,6 +21,14 @@ from synth.validators.toolforge.corruptions import OPERATORS, CorruptionOperator
 from synth.validators.toolforge.mcts import MinedNegative, messages_hash, mine_negatives, row_key
 from synth.validators.toolforge.verifiers import LAYERS, validate_row
 
+EMPTY_MESSAGE: dict[str, Any] = {
+    "role": "",
+    "content": "",
+    "reasoning": "",
+    "tool_calls": [],
+    "tool_call_id": "",
+    "name": "",
+}
 NEGATIVES_SCHEMA = pa.schema(
     [
         ("parent_id", pa.string()),
@@ -128,6 +136,7 @@ def run_audit(
         "mined": {"negatives": len(mined), "recall": _recall(mined), "iterations_per_row": iterations},
         "operators": _operator_counts(negatives),
         "operators_missed": sorted({name for n in missed for name in n.operators}),
+        "operators_missed_alone": sorted({n.operators[0] for n in missed if len(n.operators) == 1}),
         "missed_paths": sorted({" > ".join(n.operators) for n in missed})[:20],
         "layer_detection": {
             layer: sum(bool(n.results.get(layer)) for n in negatives) / len(negatives) if negatives else None
@@ -144,25 +153,36 @@ def _first_difference(valid: Sequence[Any], corrupted: Sequence[Any]) -> int:
     return min(len(valid), len(corrupted))
 
 
+def _split(negative: MinedNegative) -> tuple[list[Any], list[Any], list[Any]]:
+    """(prompt, chosen, rejected): the shared messages before the first corrupted one, then each continuation;
+    when the corruption starts at the system or user turn, the prompt is the seed question alone."""
+    valid = list(negative.parent.get("messages") or ())
+    corrupted = list(negative.row.get("messages") or ())
+    cut = _first_difference(valid, corrupted)
+    if cut >= 2:
+        return valid[:cut], valid[cut:], corrupted[cut:]
+    question = {"role": "user", "content": str(negative.parent.get("question", ""))}
+    return [{**EMPTY_MESSAGE, **question}], valid, corrupted
+
+
 def negatives_table(negatives: Sequence[MinedNegative]) -> pa.Table:
     """Mined negatives as a preference dataset.
 
-    `prompt` is the messages both dialogues share up to the first corrupted message (at least the system and
-    user turns); `chosen` continues with the valid messages, `rejected` with the corrupted ones.
+    `prompt` is the messages both dialogues share up to the first corrupted message (or the seed question when
+    the system or user turn is corrupted); `chosen` continues with the valid messages, `rejected` with the
+    corrupted ones. `operators`/`positions` give the path, `layers_failed` the layers that reject it.
     """
     records = []
     for negative in negatives:
-        valid = list(negative.parent.get("messages") or ())
-        corrupted = list(negative.row.get("messages") or ())
-        cut = max(_first_difference(valid, corrupted), 2)
+        prompt, chosen, rejected = _split(negative)
         records.append(
             {
                 "parent_id": row_key(negative.parent),
                 "seed_id": str(negative.parent.get("seed_id", "")),
                 "question": str(negative.parent.get("question", "")),
-                "prompt": valid[:cut],
-                "chosen": valid[cut:],
-                "rejected": corrupted[cut:],
+                "prompt": prompt,
+                "chosen": chosen,
+                "rejected": rejected,
                 "operators": list(negative.operators),
                 "positions": [list(position) for _, position in negative.path],
                 "layers_failed": list(negative.failed_layers),

@@ -107,11 +107,11 @@ def _distractors(row: Mapping[str, Any], m: int, j: int) -> list[str]:
     return sorted(set(offered_tools(row)) - {planned, current})
 
 
-def swap_tool_distractor_positions(row: Mapping[str, Any]) -> list[Position]:
+def _swap_tool_distractor_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(m.index, j) for m, j, _ in _calls(row) if _distractors(row, m.index, j)]
 
 
-def swap_tool_distractor(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _swap_tool_distractor(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     m, j = position
     return _rename_call(row, m, j, _pick(rng, _distractors(row, m, j)))
 
@@ -122,11 +122,11 @@ def _sibling(name: str, offered: set[str], rng: np.random.Generator) -> str:
     return _pick(rng, options) if options else f"{name}_v2"
 
 
-def swap_tool_unoffered_positions(row: Mapping[str, Any]) -> list[Position]:
+def _swap_tool_unoffered_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(m.index, j) for m, j, _ in _calls(row)]
 
 
-def swap_tool_unoffered(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _swap_tool_unoffered(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     m, j = position
     offered = set(offered_tools(row))
     name = _sibling(read_messages(row)[m].calls[j].name, offered, rng)
@@ -150,7 +150,7 @@ def _row_words(row: Mapping[str, Any]) -> set[str]:
     return words
 
 
-def ungrounded_argument_positions(row: Mapping[str, Any]) -> list[Position]:
+def _ungrounded_argument_positions(row: Mapping[str, Any]) -> list[Position]:
     out = []
     for m, j, call in _calls(row):
         schema = _schema_of(row, call.name)
@@ -162,7 +162,7 @@ def ungrounded_argument_positions(row: Mapping[str, Any]) -> list[Position]:
     return out
 
 
-def ungrounded_argument(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _ungrounded_argument(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """A required string argument becomes a name whose words appear nowhere in the row (ungrounded)."""
     m, j, index = position
     call = read_messages(row)[m].calls[j]
@@ -199,7 +199,7 @@ def _swap_candidates(row: Mapping[str, Any], m: int, j: int, key: str) -> list[s
     return [e for e in _seen_entities(row, m) if normalize(e) not in taken]
 
 
-def swap_argument_entity_positions(row: Mapping[str, Any]) -> list[Position]:
+def _swap_argument_entity_positions(row: Mapping[str, Any]) -> list[Position]:
     out = []
     for m, j, call in _calls(row):
         arguments = call.arguments or {}
@@ -209,7 +209,7 @@ def swap_argument_entity_positions(row: Mapping[str, Any]) -> list[Position]:
     return out
 
 
-def swap_argument_entity(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _swap_argument_entity(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """A string argument becomes another entity the dialogue has shown: grounded, but not the planned value."""
     m, j, index = position
     arguments = dict(read_messages(row)[m].calls[j].arguments or {})
@@ -220,11 +220,11 @@ def swap_argument_entity(row: Mapping[str, Any], position: Position, rng: np.ran
     return out
 
 
-def add_unknown_argument_positions(row: Mapping[str, Any]) -> list[Position]:
+def _add_unknown_argument_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(m.index, j) for m, j, call in _calls(row) if call.arguments is not None]
 
 
-def add_unknown_argument(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _add_unknown_argument(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """Add a property the tool does not declare, with a grounded value (only the schema can tell)."""
     m, j = position
     call = read_messages(row)[m].calls[j]
@@ -237,7 +237,7 @@ def add_unknown_argument(row: Mapping[str, Any], position: Position, rng: np.ran
     return out
 
 
-def drop_required_argument_positions(row: Mapping[str, Any]) -> list[Position]:
+def _drop_required_argument_positions(row: Mapping[str, Any]) -> list[Position]:
     out = []
     for m, j, call in _calls(row):
         required = set(_schema_of(row, call.name).get("required", ()))
@@ -246,7 +246,7 @@ def drop_required_argument_positions(row: Mapping[str, Any]) -> list[Position]:
     return out
 
 
-def drop_required_argument(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _drop_required_argument(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     m, j, index = position
     arguments = dict(read_messages(row)[m].calls[j].arguments or {})
     arguments.pop(sorted(arguments)[index])
@@ -255,11 +255,11 @@ def drop_required_argument(row: Mapping[str, Any], position: Position, rng: np.r
     return out
 
 
-def duplicate_call_positions(row: Mapping[str, Any]) -> list[Position]:
+def _duplicate_call_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(m.index, j) for m, j, _ in _calls(row)]
 
 
-def duplicate_call(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _duplicate_call(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """Repeat a call (fresh id) and its result right after the originals: one call more than the plan has."""
     m, j = position
     out = copy_row(row)
@@ -275,11 +275,11 @@ def duplicate_call(row: Mapping[str, Any], position: Position, rng: np.random.Ge
     return out
 
 
-def change_call_id_positions(row: Mapping[str, Any]) -> list[Position]:
+def _change_call_id_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(m.index, j) for m, j, _ in _calls(row)]
 
 
-def change_call_id(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _change_call_id(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """Give a call a fresh id its tool result does not carry (the result becomes an orphan)."""
     m, j = position
     ids = {c.id for _, _, c in _calls(row)} | {x.tool_call_id for x in read_messages(row)}
@@ -298,7 +298,7 @@ def _render(items: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"**{k}**\ntitle: {title}\ncontent: {text}" for k, (title, text) in enumerate(items, 1))
 
 
-def drop_gold_sentence_positions(row: Mapping[str, Any]) -> list[Position]:
+def _drop_gold_sentence_positions(row: Mapping[str, Any]) -> list[Position]:
     gold = set(supporting_texts(row))
     return [
         (m.index, i)
@@ -309,7 +309,7 @@ def drop_gold_sentence_positions(row: Mapping[str, Any]) -> list[Position]:
     ]
 
 
-def drop_gold_sentence(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _drop_gold_sentence(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     m, i = position
     out = copy_row(row)
     items = parse_observation(out["messages"][m]["content"])
@@ -323,7 +323,7 @@ def _other_entities(row: Mapping[str, Any]) -> list[str]:
     return sorted(t for t in titles if normalize(t) and normalize(t) not in golds)
 
 
-def swap_answer_entity_positions(row: Mapping[str, Any]) -> list[Position]:
+def _swap_answer_entity_positions(row: Mapping[str, Any]) -> list[Position]:
     messages = read_messages(row)
     last = messages[-1] if messages else None
     if last is None or last.role != "assistant" or last.calls or not _other_entities(row):
@@ -331,7 +331,7 @@ def swap_answer_entity_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(last.index,)]
 
 
-def swap_answer_entity(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _swap_answer_entity(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """The final answer becomes another entity of the context (a passage title that is not the answer)."""
     out = copy_row(row)
     out["messages"][position[0]]["content"] = _pick(rng, _other_entities(row))
@@ -352,19 +352,19 @@ def _answer_swapped(row: Mapping[str, Any], m: Msg) -> list[str]:
     return out
 
 
-def reasoning_other_answer_positions(row: Mapping[str, Any]) -> list[Position]:
-    positions = swap_answer_entity_positions(row)
+def _reasoning_other_answer_positions(row: Mapping[str, Any]) -> list[Position]:
+    positions = _swap_answer_entity_positions(row)
     return [p for p in positions if _answer_swapped(row, read_messages(row)[p[0]])]
 
 
-def reasoning_other_answer(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _reasoning_other_answer(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """The final turn's reasoning concludes another context entity while its content keeps the answer."""
     out = copy_row(row)
     out["messages"][position[0]]["reasoning"] = _pick(rng, _answer_swapped(row, read_messages(row)[position[0]]))
     return out
 
 
-def leak_answer_positions(row: Mapping[str, Any]) -> list[Position]:
+def _leak_answer_positions(row: Mapping[str, Any]) -> list[Position]:
     answer = str(row.get("answer", ""))
     if normalize(answer) in YES_NO or not normalize(answer):
         return []
@@ -376,7 +376,7 @@ def leak_answer_positions(row: Mapping[str, Any]) -> list[Position]:
     return []
 
 
-def leak_answer(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _leak_answer(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """The first reasoning guesses the answer before any result shows it (foreknowledge)."""
     out = copy_row(row)
     message = out["messages"][position[0]]
@@ -387,7 +387,7 @@ def leak_answer(row: Mapping[str, Any], position: Position, rng: np.random.Gener
 # --- reasoning -------------------------------------------------------------------------------------------
 
 
-def reasoning_other_tool_positions(row: Mapping[str, Any]) -> list[Position]:
+def _reasoning_other_tool_positions(row: Mapping[str, Any]) -> list[Position]:
     offered = set(offered_tools(row))
     return [
         (m.index,)
@@ -398,7 +398,7 @@ def reasoning_other_tool_positions(row: Mapping[str, Any]) -> list[Position]:
     ]
 
 
-def reasoning_other_tool(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _reasoning_other_tool(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """The tool turn's reasoning names another offered tool instead of every tool it calls."""
     message = read_messages(row)[position[0]]
     called = {c.name for c in message.calls}
@@ -421,7 +421,7 @@ def _owed(row: Mapping[str, Any]) -> dict[int, list[str]]:
     }
 
 
-def delete_reflection_positions(row: Mapping[str, Any]) -> list[Position]:
+def _delete_reflection_positions(row: Mapping[str, Any]) -> list[Position]:
     messages = read_messages(row)
     return [
         (index,)
@@ -430,7 +430,7 @@ def delete_reflection_positions(row: Mapping[str, Any]) -> list[Position]:
     ]
 
 
-def delete_reflection(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _delete_reflection(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """Drop every sentence stating a failure or naming what was at fault; the turn keeps only its plan."""
     message = read_messages(row)[position[0]]
     faulty = _owed(row).get(position[0], [])
@@ -443,11 +443,11 @@ def delete_reflection(row: Mapping[str, Any], position: Position, rng: np.random
     return out
 
 
-def fake_reflection_positions(row: Mapping[str, Any]) -> list[Position]:
-    return delete_reflection_positions(row)
+def _fake_reflection_positions(row: Mapping[str, Any]) -> list[Position]:
+    return _delete_reflection_positions(row)
 
 
-def fake_reflection(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _fake_reflection(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """The turn after a failure names what was at fault only to deny the failure, then calls its tools."""
     message = read_messages(row)[position[0]]
     faulty = ", ".join(f"`{f}`" for f in _owed(row).get(position[0], []))
@@ -462,11 +462,11 @@ def fake_reflection(row: Mapping[str, Any], position: Position, rng: np.random.G
 # --- turns -----------------------------------------------------------------------------------------------
 
 
-def drop_tool_message_positions(row: Mapping[str, Any]) -> list[Position]:
+def _drop_tool_message_positions(row: Mapping[str, Any]) -> list[Position]:
     return [(m.index,) for m in read_messages(row) if m.role == "tool"]
 
 
-def drop_tool_message(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _drop_tool_message(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     out = copy_row(row)
     del out["messages"][position[0]]
     return out
@@ -490,7 +490,7 @@ def _round_key(messages: Sequence[Msg], span: tuple[int, int]) -> tuple[Any, ...
     return tuple(c.name for c in head.calls), tuple(m.content for m in messages[span[0] + 1 : span[1]])
 
 
-def swap_rounds_positions(row: Mapping[str, Any]) -> list[Position]:
+def _swap_rounds_positions(row: Mapping[str, Any]) -> list[Position]:
     messages = read_messages(row)
     spans = _rounds(row)
     return [
@@ -501,7 +501,7 @@ def swap_rounds_positions(row: Mapping[str, Any]) -> list[Position]:
     ]
 
 
-def swap_rounds(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _swap_rounds(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """Two rounds (a tool turn with its results) trade places: the calls or results leave the planned order."""
     spans = _rounds(row)
     (s1, e1), (s2, e2) = spans[position[0]], spans[position[1]]
@@ -515,7 +515,7 @@ def _kind(m: Msg) -> str:
     return f"{m.role}:{'call' if m.calls else 'text'}"
 
 
-def swap_adjacent_positions(row: Mapping[str, Any]) -> list[Position]:
+def _swap_adjacent_positions(row: Mapping[str, Any]) -> list[Position]:
     messages = read_messages(row)
     return [
         (i,)
@@ -525,7 +525,7 @@ def swap_adjacent_positions(row: Mapping[str, Any]) -> list[Position]:
     ]
 
 
-def swap_adjacent(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
+def _swap_adjacent(row: Mapping[str, Any], position: Position, rng: np.random.Generator) -> Row:
     """Two neighbouring messages of different kinds (or two results of different calls) trade places."""
     i = position[0]
     out = copy_row(row)
@@ -538,110 +538,110 @@ OPERATORS: tuple[CorruptionOperator, ...] = (
     CorruptionOperator(
         "swap_tool_distractor",
         "a call names an offered tool other than the planned one (plan: tool consistency)",
-        swap_tool_distractor_positions,
-        swap_tool_distractor,
+        _swap_tool_distractor_positions,
+        _swap_tool_distractor,
     ),
     CorruptionOperator(
         "swap_tool_unoffered",
         "a call names a sibling tool that was not offered (schema: tool bank)",
-        swap_tool_unoffered_positions,
-        swap_tool_unoffered,
+        _swap_tool_unoffered_positions,
+        _swap_tool_unoffered,
     ),
     CorruptionOperator(
         "ungrounded_argument",
         "a required argument holds words seen nowhere in the dialogue (grounding)",
-        ungrounded_argument_positions,
-        ungrounded_argument,
+        _ungrounded_argument_positions,
+        _ungrounded_argument,
     ),
     CorruptionOperator(
         "swap_argument_entity",
         "a string argument names another entity the dialogue has shown instead of the planned value (grounding)",
-        swap_argument_entity_positions,
-        swap_argument_entity,
+        _swap_argument_entity_positions,
+        _swap_argument_entity,
     ),
     CorruptionOperator(
         "add_unknown_argument",
         "a call passes a property its tool does not declare (schema: additionalProperties false)",
-        add_unknown_argument_positions,
-        add_unknown_argument,
+        _add_unknown_argument_positions,
+        _add_unknown_argument,
     ),
     CorruptionOperator(
         "drop_required_argument",
         "a call omits a required argument (schema)",
-        drop_required_argument_positions,
-        drop_required_argument,
+        _drop_required_argument_positions,
+        _drop_required_argument,
     ),
     CorruptionOperator(
         "drop_gold_sentence",
         "a result loses a gold sentence: it no longer equals the planned observation (evidence)",
-        drop_gold_sentence_positions,
-        drop_gold_sentence,
+        _drop_gold_sentence_positions,
+        _drop_gold_sentence,
     ),
     CorruptionOperator(
         "swap_answer_entity",
         "the final answer is another context entity, not the seed answer or an alias (answer)",
-        swap_answer_entity_positions,
-        swap_answer_entity,
+        _swap_answer_entity_positions,
+        _swap_answer_entity,
     ),
     CorruptionOperator(
         "reasoning_other_tool",
         "a tool turn's reasoning names another tool than the ones it calls (judge: think-action)",
-        reasoning_other_tool_positions,
-        reasoning_other_tool,
+        _reasoning_other_tool_positions,
+        _reasoning_other_tool,
     ),
     CorruptionOperator(
         "delete_reflection",
         "the turn after a failed call no longer states the failure or names what was at fault (judge: reflection)",
-        delete_reflection_positions,
-        delete_reflection,
+        _delete_reflection_positions,
+        _delete_reflection,
     ),
     CorruptionOperator(
         "fake_reflection",
         "the turn after a failure names what was at fault but denies the failure (judge: reflection)",
-        fake_reflection_positions,
-        fake_reflection,
+        _fake_reflection_positions,
+        _fake_reflection,
     ),
     CorruptionOperator(
         "drop_tool_message",
         "a call is left without its result (pairing)",
-        drop_tool_message_positions,
-        drop_tool_message,
+        _drop_tool_message_positions,
+        _drop_tool_message,
     ),
     CorruptionOperator(
         "swap_rounds",
         "two rounds with different calls or results trade places (plan order or evidence)",
-        swap_rounds_positions,
-        swap_rounds,
+        _swap_rounds_positions,
+        _swap_rounds,
     ),
     CorruptionOperator(
         "swap_adjacent",
         "two neighbouring messages of different kinds trade places (structure or pairing)",
-        swap_adjacent_positions,
-        swap_adjacent,
+        _swap_adjacent_positions,
+        _swap_adjacent,
     ),
     CorruptionOperator(
         "change_call_id",
         "a call's id no longer matches its result's tool_call_id (pairing)",
-        change_call_id_positions,
-        change_call_id,
+        _change_call_id_positions,
+        _change_call_id,
     ),
     CorruptionOperator(
         "reasoning_other_answer",
         "the answer turn's reasoning concludes another entity than the answer it gives (judge: think-answer)",
-        reasoning_other_answer_positions,
-        reasoning_other_answer,
+        _reasoning_other_answer_positions,
+        _reasoning_other_answer,
     ),
     CorruptionOperator(
         "leak_answer",
         "the first reasoning names the answer before any result or user turn shows it (leak: foreknowledge)",
-        leak_answer_positions,
-        leak_answer,
+        _leak_answer_positions,
+        _leak_answer,
     ),
     CorruptionOperator(
         "duplicate_call",
         "a call and its result are repeated: one call more than the plan (plan)",
-        duplicate_call_positions,
-        duplicate_call,
+        _duplicate_call_positions,
+        _duplicate_call,
     ),
 )
 OPERATORS_BY_NAME: dict[str, CorruptionOperator] = {op.name: op for op in OPERATORS}

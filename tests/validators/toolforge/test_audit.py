@@ -6,11 +6,14 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.validators.toolforge.audit import NEGATIVES_SCHEMA, mine_all, negatives_table, run_audit
+from synth.validators.toolforge.corruptions import apply_action
+from synth.validators.toolforge.mcts import MinedNegative
 from synth.validators.toolforge.verifiers import LAYERS, TOOLFORGE_BASELINE_LAYERS, build_verifiers, validate_row
 
 
@@ -49,6 +52,16 @@ def test_negatives_table_is_a_preference_dataset() -> None:
         assert record["chosen"] != record["rejected"]
         assert record["operators"] == list(negative.operators)
         assert record["parent_id"].startswith("fx-1:")
+
+
+def test_a_corrupted_user_turn_leaves_only_the_question_as_prompt() -> None:
+    row = FX.clean_row()
+    action = ("swap_adjacent", (1,))
+    corrupted = apply_action(row, action, np.random.default_rng(0))
+    record = negatives_table([MinedNegative(row, corrupted, (action,), validate_row(corrupted))]).to_pylist()[0]
+    assert [m["content"] for m in record["prompt"]] == [row["question"]]
+    assert record["chosen"] == row["messages"] and record["rejected"] == corrupted["messages"]
+    assert "structure" in record["layers_failed"]
 
 
 def test_layer_verifiers_declare_reads_and_agree_with_validate_row() -> None:
