@@ -326,5 +326,8 @@ def lora_embeds_command(
 
 
 def register(root: typer.Typer) -> None:
-    """Add the `train` group (`synth train papyrus fit|eval`) to the root app."""
+    """Add the `train` group (papyrus, lob, base-lm, lora-embeds, sft) to the root app."""
+    from synth.cli import sft
+
+    sft.register(app)
     root.add_typer(app, name="train")
