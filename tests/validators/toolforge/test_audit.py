@@ -29,8 +29,8 @@ FX = _fixtures()
 
 def test_audit_before_and_after() -> None:
     rows = FX.fixture_rows()
-    before = run_audit(rows, layers=TOOLFORGE_BASELINE_LAYERS, iterations=25, seed=0, random_per_row=15)
-    after = run_audit(rows, layers=LAYERS, iterations=25, seed=0, random_per_row=15)
+    before = run_audit(rows, layers=TOOLFORGE_BASELINE_LAYERS, iterations=15, seed=0, random_per_row=10)
+    after = run_audit(rows, layers=LAYERS, iterations=15, seed=0, random_per_row=10)
     assert before["false_reject_rate"] == after["false_reject_rate"] == 0.0
     assert before["mined"]["recall"] < 1.0 and before["operators_missed"]
     assert {"reasoning_other_tool", "ungrounded_argument"} & set(before["operators_missed"])
@@ -79,15 +79,20 @@ def test_layer_verifiers_declare_reads_and_agree_with_validate_row() -> None:
         validate_row(rows[0], ["nonsense"])
 
 
-def test_generated_dialogues_pass() -> None:
+@pytest.mark.parametrize(("writer", "limit"), [("scripted", 12), ("llm", 4)])
+def test_generated_dialogues_pass(writer: str, limit: int) -> None:
     generator = pytest.importorskip("synth.generators.toolforge.generator")
     from synth.pipelines.steps import ShardContext
 
-    step = generator.ToolForgeGenerator(name="toolforge", limit=12)
+    step = generator.ToolForgeGenerator(name="toolforge", limit=limit, writer=writer)
     ctx = ShardContext(seed=0, shard_index=0, num_shards=1, config_hash="test")
     rows = [row for batch in step.generate(ctx) for row in batch.rows]
     assert rows
     rejected = {row["case"]: validate_row(row) for row in rows if any(validate_row(row).values())}
     assert len(rejected) <= 0.05 * len(rows), rejected
-    audit = run_audit(rows[:2], layers=LAYERS, iterations=10, seed=0, random_per_row=5)
-    assert audit["random"]["recall"] == 1.0
+    table = pa.Table.from_pylist(rows, schema=TOOLFORGE_SCHEMA)
+    judged = build_verifiers("scripted-llm")["judge"].verify(table)
+    assert sum(not v.passed for v in judged) == sum(bool(r["judge"]) for r in map(validate_row, rows))
+    if writer == "scripted":
+        audit = run_audit(rows[:2], layers=LAYERS, iterations=10, seed=0, random_per_row=5)
+        assert audit["random"]["recall"] == 1.0

@@ -28,12 +28,10 @@ def _summary(negatives: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
 
 def test_mining_is_deterministic_by_seed() -> None:
     row = FX.wrong_arguments_row()
-    first = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=25, seed=3)
-    again = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=25, seed=3)
-    other = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=25, seed=4, top_k=100)
+    first = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=15, seed=3)
+    again = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=15, seed=3)
     assert _summary(first) == _summary(again)
     assert len({h for h, _ in _summary(first)}) == len(first)  # deduplicated by content hash
-    assert _summary(first) != _summary(other)[: len(first)] or len(other) > len(first)
 
 
 def test_mcts_finds_negatives_the_baseline_accepts_and_the_full_validator_rejects() -> None:
