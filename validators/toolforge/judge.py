@@ -63,8 +63,9 @@ JUDGE_SCHEMA: dict[str, Any] = {
 }
 JUDGE_PROMPT = (
     "You judge a tool-use dialogue. Score every assistant turn 1 or 0: 1 when its reasoning names every tool it "
-    "calls, an answer turn's reasoning cites an observed gold passage title, and the turn right after a failed "
-    "call states the failure and names what was at fault. A turn holding a failed call still scores 1 when the "
+    "calls, an answer turn's reasoning cites an observed gold passage title and concludes the answer it gives, "
+    "and the turn right after a failed call states the failure (not denies it) and names what was at fault. A "
+    "turn holding a failed call still scores 1 when the "
     "next assistant turn reflects on it correctly. The sample scores 1 only if every turn does. Reply with JSON "
     '{"reasoning": str, "turn_scores": [0|1, ...], "score": 0|1}. The dialogue and its plan follow as JSON '
     "between <dialogue> tags."

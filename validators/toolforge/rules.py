@@ -530,7 +530,7 @@ def _retry(plan: Sequence[PlannedCall], k: int, tool: str) -> int | None:
     """Position of the first later-round call with `tool` after failed call `k`."""
     failed = plan[k]
     for j in range(k + 1, len(plan)):
-        if plan[j].round > failed.round and plan[j].tool == tool:
+        if (plan[j].user_turn, plan[j].round) > (failed.user_turn, failed.round) and plan[j].tool == tool:
             return j
     return None
 
@@ -558,7 +558,7 @@ def plan_report(row: Mapping[str, Any]) -> Report:
     if [c.name for c in calls] != [p.tool for p in plan]:
         report.fail(0, f"called tools {[c.name for c in calls][:8]} differ from the plan {[p.tool for p in plan][:8]}")
     sizes = [len(m.calls) for m in messages if m.role == "assistant" and m.calls]
-    planned_sizes = list(Counter(p.round for p in plan).values())
+    planned_sizes = list(Counter((p.user_turn, p.round) for p in plan).values())
     if sizes != planned_sizes:
         report.fail(0, f"calls per round {sizes} differ from the plan {planned_sizes}")
     for k, failed in enumerate(plan):
