@@ -79,7 +79,7 @@ def test_layer_verifiers_declare_reads_and_agree_with_validate_row() -> None:
         validate_row(rows[0], ["nonsense"])
 
 
-@pytest.mark.parametrize(("writer", "limit"), [("scripted", 12), ("llm", 4)])
+@pytest.mark.parametrize(("writer", "limit"), [("scripted", 8), ("llm", 3)])
 def test_generated_dialogues_pass(writer: str, limit: int) -> None:
     generator = pytest.importorskip("synth.generators.toolforge.generator")
     from synth.pipelines.steps import ShardContext

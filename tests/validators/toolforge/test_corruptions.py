@@ -70,7 +70,7 @@ def test_operators_leave_the_input_row_untouched() -> None:
 def test_random_operator_stacks_never_raise() -> None:
     rng = np.random.default_rng(7)
     for start in ROWS:
-        for _ in range(40):
+        for _ in range(25):
             row = start
             for _ in range(int(rng.integers(1, 7))):
                 actions = applicable_actions(row)

@@ -36,7 +36,7 @@ def test_mining_is_deterministic_by_seed() -> None:
 
 def test_mcts_finds_negatives_the_baseline_accepts_and_the_full_validator_rejects() -> None:
     row = FX.wrong_arguments_row()
-    mined = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=40, seed=0)
+    mined = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=25, seed=0)
     accepted = [n for n in mined if n.accepted]
     assert accepted, "MCTS found no baseline miss"
     assert all(len(n.path) <= 3 and messages_hash(n.row) != messages_hash(row) for n in mined)
@@ -47,7 +47,7 @@ def test_mcts_finds_negatives_the_baseline_accepts_and_the_full_validator_reject
 
 def test_against_all_layers_nothing_mined_is_accepted() -> None:
     for row in FX.fixture_rows():
-        mined = mine_negatives(row, layers=LAYERS, iterations=30, seed=1)
+        mined = mine_negatives(row, layers=LAYERS, iterations=20, seed=1)
         assert mined and not any(n.accepted for n in mined)
 
 
