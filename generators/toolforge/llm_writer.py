@@ -63,9 +63,11 @@ INSTRUCTIONS = (
     "order; for each round an assistant message whose `reasoning` names every tool it calls and whose "
     "`tool_calls` are the round's planned calls (same ids, tools and arguments), followed by one `tool` message "
     "per call whose content is the planned observation verbatim; after each user turn's last round, an "
-    "assistant message whose content is the planned answer. After a failed call, the next assistant reasoning "
-    "must say what went wrong and name the faulty tool or argument. Never mention the answer before a tool "
-    'result shows it. Answer with JSON {"messages": [...]} only.'
+    "assistant message whose content is the planned answer. Copy every argument value from the plan. After a "
+    "failed call, the next assistant reasoning must say plainly that the call failed or was wrong, misleading or "
+    "insufficient, and name the faulty tool or argument. An answer turn's reasoning cites the title of a gold "
+    "passage it read and states the answer it gives. Never mention the answer before a tool result shows it. "
+    'Answer with JSON {"messages": [...]} only.'
 )
 
 
