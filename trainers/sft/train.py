@@ -11,6 +11,7 @@ naming the planned first tool).
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import tempfile
@@ -32,6 +33,7 @@ from synth.trainers.sft.data import (
     to_examples,
 )
 
+LOGGER = logging.getLogger(__name__)
 METRICS_FILE = "metrics.json"
 TINY_MODEL = "tiny-llama (built locally)"
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -198,9 +200,15 @@ def _fit(
         trainer = SFTTrainer(
             model=model, args=config, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config
         )
-        from transformers.trainer_callback import PrinterCallback
+        from transformers.trainer_callback import PrinterCallback, TrainerCallback
+
+        class LossLogger(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+                if logs and "loss" in logs:
+                    LOGGER.info("sft step %d/%d: loss %.4f", state.global_step, state.max_steps, float(logs["loss"]))
 
         trainer.remove_callback(PrinterCallback)  # it prints every log dict to stdout, which breaks `--json`
+        trainer.add_callback(LossLogger())
         trainer.train()
         losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
         trained = trainer.model

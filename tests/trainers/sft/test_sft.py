@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,8 +178,12 @@ def test_missing_column_is_a_one_line_config_error(tmp_path: Path) -> None:
         train_sft(dataset, out=tmp_path / "m", steps=1)
 
 
-def test_tiny_training_run_lowers_the_loss_and_reloads(tmp_path: Path, one_thread: None) -> None:
+def test_tiny_training_run_lowers_the_loss_and_reloads(
+    tmp_path: Path, one_thread: None, caplog: pytest.LogCaptureFixture
+) -> None:
     import torch
+
+    caplog.set_level(logging.INFO, logger="synth.trainers.sft.train")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     dataset = write_dataset(tmp_path / "ds", make_rows())
@@ -188,6 +193,7 @@ def test_tiny_training_run_lowers_the_loss_and_reloads(tmp_path: Path, one_threa
     loss = metrics["loss"]
     assert loss["train_after"] < 0.8 * loss["train_before"]
     assert loss["held_out_after"] < loss["held_out_before"]
+    assert "sft step 16/16: loss" in caplog.text
     assert metrics["rows"] == {"train": 10, "held_out": 2, "truncated": 0, "dropped_without_assistant_tokens": 0}
     assert metrics["chat_template"] == "synth" and metrics["tool_call"]["after"]["rows"] == 2
     saved = json.loads((tmp_path / "m" / METRICS_FILE).read_text())
