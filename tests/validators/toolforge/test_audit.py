@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pytest
+from toolforge_rows import clean_row, fixture_rows, wrong_arguments_row
 
 from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.validators.toolforge.audit import NEGATIVES_SCHEMA, mine_all, negatives_table, run_audit
@@ -17,18 +14,8 @@ from synth.validators.toolforge.mcts import MinedNegative
 from synth.validators.toolforge.verifiers import LAYERS, TOOLFORGE_BASELINE_LAYERS, build_verifiers, validate_row
 
 
-def _fixtures() -> Any:
-    spec = importlib.util.spec_from_file_location("toolforge_fixtures", Path(__file__).with_name("test_rules.py"))
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-FX = _fixtures()
-
-
 def test_audit_before_and_after() -> None:
-    rows = FX.fixture_rows()
+    rows = fixture_rows()
     before = run_audit(rows, layers=TOOLFORGE_BASELINE_LAYERS, iterations=15, seed=0, random_per_row=10)
     after = run_audit(rows, layers=LAYERS, iterations=15, seed=0, random_per_row=10)
     assert before["false_reject_rate"] == after["false_reject_rate"] == 0.0
@@ -41,7 +28,7 @@ def test_audit_before_and_after() -> None:
 
 
 def test_negatives_table_is_a_preference_dataset() -> None:
-    row = FX.wrong_arguments_row()
+    row = wrong_arguments_row()
     mined = mine_all([row], layers=TOOLFORGE_BASELINE_LAYERS, iterations=20, seed=0, top_k=5)
     table = negatives_table(mined)
     assert table.schema == NEGATIVES_SCHEMA and table.num_rows == len(mined) == 5
@@ -55,7 +42,7 @@ def test_negatives_table_is_a_preference_dataset() -> None:
 
 
 def test_a_corrupted_user_turn_leaves_only_the_question_as_prompt() -> None:
-    row = FX.clean_row()
+    row = clean_row()
     action = ("swap_adjacent", (1,))
     corrupted = apply_action(row, action, np.random.default_rng(0))
     record = negatives_table([MinedNegative(row, corrupted, (action,), validate_row(corrupted))]).to_pylist()[0]
@@ -65,7 +52,7 @@ def test_a_corrupted_user_turn_leaves_only_the_question_as_prompt() -> None:
 
 
 def test_layer_verifiers_declare_reads_and_agree_with_validate_row() -> None:
-    rows = [*FX.fixture_rows(), FX.clean_row()]
+    rows = [*fixture_rows(), clean_row()]
     rows[2]["messages"][-1]["content"] = "Mira Castellan"
     table = pa.Table.from_pylist(rows, schema=TOOLFORGE_SCHEMA)
     for layer, verifier in build_verifiers().items():

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from toolforge_rows import fixture_rows, wrong_arguments_row
 
 from synth.validators.toolforge.corruptions import OPERATORS, applicable_actions, apply_action
 from synth.validators.toolforge.mcts import messages_hash
 from synth.validators.toolforge.verifiers import validate_row
 
-
-def _fixtures() -> Any:
-    spec = importlib.util.spec_from_file_location("toolforge_fixtures", Path(__file__).with_name("test_rules.py"))
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-FX = _fixtures()
-ROWS = FX.fixture_rows()
+ROWS = fixture_rows()
 EXPECTED_LAYER = {
     "swap_tool_distractor": "plan",
     "swap_tool_unoffered": "schema",
@@ -60,7 +50,7 @@ def test_every_operator_applies_and_every_position_is_rejected(operator: Any) ->
 
 
 def test_operators_leave_the_input_row_untouched() -> None:
-    row = FX.wrong_arguments_row()
+    row = wrong_arguments_row()
     before = messages_hash(row)
     for action in applicable_actions(row):
         apply_action(row, action, np.random.default_rng(1))

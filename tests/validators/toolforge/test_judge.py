@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
+from toolforge_rows import clean_row, fixture_rows, wrong_arguments_row
 
 from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.pipelines.llm import GenRequest, GenResult
@@ -22,25 +20,15 @@ from synth.validators.toolforge.judge import (
 from synth.validators.toolforge.verifiers import build_verifiers
 
 
-def _fixtures() -> Any:
-    spec = importlib.util.spec_from_file_location("toolforge_fixtures", Path(__file__).with_name("test_rules.py"))
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-FX = _fixtures()
-
-
 def test_valid_rows_score_one_on_every_turn() -> None:
-    for row in FX.fixture_rows():
+    for row in fixture_rows():
         judgement = judge_row(row)
         assert judgement.score == 1 and all(judgement.turn_scores), judgement.reasons
         assert check_judge(row) == []
 
 
 def test_think_action_inconsistency_fails_that_turn() -> None:
-    row = FX.clean_row()
+    row = clean_row()
     row["messages"][2]["reasoning"] = "First find who directed Glass Harbor with place_search."
     judgement = judge_row(row)
     assert judgement.turn_scores == (0, 1, 1)
@@ -48,7 +36,7 @@ def test_think_action_inconsistency_fails_that_turn() -> None:
 
 
 def test_a_failed_turn_scores_one_only_when_the_next_turn_reflects() -> None:
-    row = FX.wrong_arguments_row()
+    row = wrong_arguments_row()
     assert judge_row(row).turn_scores == (1, 1, 1, 1)
     row["messages"][6]["reasoning"] = "Now call person_profile_finder about Mira Castellan."
     judgement = judge_row(row)
@@ -60,26 +48,26 @@ def test_a_denied_failure_is_no_reflection() -> None:
     assert states_failure("The `query` was wrong.")
     assert states_failure("The results are not what I need: `x` was the wrong tool.")
     assert not states_failure("There was no problem with `query`; the results were not wrong.")
-    row = FX.wrong_arguments_row()
+    row = wrong_arguments_row()
     row["messages"][6]["reasoning"] = "Nothing was wrong with the query. I call person_profile_finder again."
     assert judge_row(row).turn_scores == (1, 0, 0, 1)
 
 
 def test_answer_reasoning_must_cite_an_observed_gold_title() -> None:
-    row = FX.clean_row()
+    row = clean_row()
     row["messages"][-1]["reasoning"] = "I am sure it is Veltrona."
     assert judge_row(row).turn_scores[-1] == 0
 
 
 def test_answer_reasoning_must_conclude_the_given_answer() -> None:
-    row = FX.clean_row()
+    row = clean_row()
     row["messages"][-1]["reasoning"] = "The Mira Castellan passage says she was born in Orlin."
     judgement = judge_row(row)
     assert judgement.turn_scores[-1] == 0 and "conclude" in judgement.reasons[-1]
 
 
 def test_llm_judge_matches_the_rule_judge_and_counts_calls() -> None:
-    rows = [*FX.fixture_rows(), FX.clean_row()]
+    rows = [*fixture_rows(), clean_row()]
     rows[2]["messages"][2]["reasoning"] = "Use place_search."
     judge = LLMJudge(scripted_judge_backend())
     judgements = judge.judge(rows)
@@ -102,12 +90,12 @@ def test_invalid_judge_output_fails_with_the_reason() -> None:
         def close(self) -> None:
             """Nothing to release."""
 
-    judgement = LLMJudge(BrokenBackend()).judge([FX.clean_row()])[0]
+    judgement = LLMJudge(BrokenBackend()).judge([clean_row()])[0]
     assert judgement.score == 0 and "invalid judge output" in judgement.reasons[0]
 
 
 def test_judge_verifier_on_both_backends() -> None:
-    rows = [*FX.fixture_rows(), FX.clean_row()]
+    rows = [*fixture_rows(), clean_row()]
     rows[2]["messages"][2]["reasoning"] = "Use place_search."
     table = pa.Table.from_pylist(rows, schema=TOOLFORGE_SCHEMA)
     for backend in ("rule", "scripted-llm"):

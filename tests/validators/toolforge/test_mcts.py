@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
+from toolforge_rows import clean_row, fixture_rows, wrong_arguments_row
 
 from synth.validators.toolforge.mcts import messages_hash, mine_negatives
 from synth.validators.toolforge.verifiers import LAYERS, TOOLFORGE_BASELINE_LAYERS, validate_row
-
-
-def _fixtures() -> Any:
-    spec = importlib.util.spec_from_file_location("toolforge_fixtures", Path(__file__).with_name("test_rules.py"))
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-FX = _fixtures()
 
 
 def _summary(negatives: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
@@ -27,7 +16,7 @@ def _summary(negatives: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
 
 
 def test_mining_is_deterministic_by_seed() -> None:
-    row = FX.wrong_arguments_row()
+    row = wrong_arguments_row()
     first = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=15, seed=3)
     again = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=15, seed=3)
     assert _summary(first) == _summary(again)
@@ -35,7 +24,7 @@ def test_mining_is_deterministic_by_seed() -> None:
 
 
 def test_mcts_finds_negatives_the_baseline_accepts_and_the_full_validator_rejects() -> None:
-    row = FX.wrong_arguments_row()
+    row = wrong_arguments_row()
     mined = mine_negatives(row, layers=TOOLFORGE_BASELINE_LAYERS, iterations=25, seed=0)
     accepted = [n for n in mined if n.accepted]
     assert accepted, "MCTS found no baseline miss"
@@ -46,11 +35,11 @@ def test_mcts_finds_negatives_the_baseline_accepts_and_the_full_validator_reject
 
 
 def test_against_all_layers_nothing_mined_is_accepted() -> None:
-    for row in FX.fixture_rows():
+    for row in fixture_rows():
         mined = mine_negatives(row, layers=LAYERS, iterations=20, seed=1)
         assert mined and not any(n.accepted for n in mined)
 
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="depth"):
-        mine_negatives(FX.clean_row(), depth=0)
+        mine_negatives(clean_row(), depth=0)
