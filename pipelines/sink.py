@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synth.pipelines.errors import OutputDirError
+from synth.pipelines.errors import InputError, OutputDirError
 from synth.pipelines.runner import Pipeline, ShardStats
 
 DATA_DIR = "data"
@@ -53,6 +53,29 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def read_kept_rows(
+    dataset: str | Path, *, required: Sequence[str], optional: Sequence[str] | None = (), needs: str = "this command"
+) -> list[dict[str, Any]]:
+    """The kept rows of a synth dataset directory (`required` + present `optional` columns; every column when
+    `optional` is None), in shard order.
+
+    Raises `InputError` naming the directory when it has no shards, or naming the first missing required column
+    and what `needs` it.
+    """
+    root = Path(dataset)
+    files = sorted((root / DATA_DIR).glob(f"{SPLIT}-*.parquet"))
+    if not files:
+        msg = f"{root}: no data shards ({DATA_DIR}/{SPLIT}-*.parquet); is this a synth dataset directory?"
+        raise InputError(msg)
+    names = set(pq.read_schema(files[0]).names)
+    missing = [column for column in required if column not in names]
+    if missing:
+        msg = f"{root}: column `{missing[0]}` is missing; {needs} needs {', '.join(f'`{c}`' for c in required)}"
+        raise InputError(msg)
+    columns = None if optional is None else list(dict.fromkeys([*required, *(c for c in optional if c in names)]))
+    return [row for file in files for row in pq.read_table(file, columns=columns).to_pylist()]
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

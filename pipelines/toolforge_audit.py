@@ -14,9 +14,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from synth.pipelines.errors import InputError, OutputDirError
-from synth.pipelines.sink import write_json_atomic
+from synth.pipelines.errors import OutputDirError
+from synth.pipelines.sink import read_kept_rows, write_json_atomic
 
+AUDIT_COLUMNS = ("messages", "plan", "tools", "supporting")
 CARD = """---
 license: {license}
 pretty_name: ToolForge hard negatives (MCTS-mined)
@@ -40,20 +41,6 @@ Negatives: {negatives}; accepted by the validator: {accepted}.
 """
 
 
-def read_kept_rows(dataset: Path) -> list[dict[str, Any]]:
-    """The kept rows of a synth ToolForge dataset, in shard order."""
-    data = dataset / "data"
-    if not data.is_dir():
-        msg = f"{dataset}: not a synth dataset (no data/ folder)"
-        raise InputError(msg)
-    table = pq.read_table(data)
-    missing = [c for c in ("messages", "plan", "tools", "supporting") if c not in table.column_names]
-    if missing:
-        msg = f"{dataset}: not a ToolForge dataset (no `{missing[0]}` column)"
-        raise InputError(msg)
-    return table.to_pylist()
-
-
 def write_negatives(
     dataset: Path,
     out: Path,
@@ -72,7 +59,7 @@ def write_negatives(
     if out.exists() and any(out.iterdir()) and not overwrite:
         msg = f"{out}: exists and is not empty (use --overwrite to replace it)"
         raise OutputDirError(msg)
-    audited = spread(read_kept_rows(dataset), rows)
+    audited = spread(read_kept_rows(dataset, required=AUDIT_COLUMNS, optional=None, needs="the audit"), rows)
     mined = mine_all(audited, layers=LAYERS, iterations=iterations, seed=seed)
     report = run_audit(
         audited, layers=LAYERS, iterations=iterations, seed=seed, random_per_row=random_per_row, mined=mined
@@ -83,7 +70,7 @@ def write_negatives(
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "data").mkdir(parents=True)
     pq.write_table(table, tmp / "data" / "train-00000-of-00001.parquet", compression="zstd")
-    licenses = set(pq.read_table(dataset / "data", columns=["seed_license"]).column(0).to_pylist())
+    licenses = {row["seed_license"] for row in audited}
     card = CARD.format(
         license="cc-by-sa-4.0" if "cc-by-sa-4.0" in licenses else "cc-by-4.0",
         source=dataset,

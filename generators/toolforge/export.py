@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from synth.pipelines.errors import InputError, OutputDirError
+from synth.pipelines.errors import OutputDirError
 
 ExportFormat = Literal["openai", "hermes", "xlam", "bfcl"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "hermes", "xlam", "bfcl")
@@ -70,27 +70,10 @@ def dumps(value: Any) -> str:
 
 
 def read_toolforge_rows(dataset: str | Path) -> list[dict[str, Any]]:
-    """The kept rows of a dataset directory (`DATASET/data/train-*.parquet`), in shard order.
+    """The kept rows of a ToolForge dataset directory, in shard order (one-line `InputError` when unusable)."""
+    from synth.pipelines.sink import read_kept_rows
 
-    Raises `InputError` naming the directory when it has no shards or lacks a column the exporters read.
-    """
-    import pyarrow.parquet as pq
-
-    root = Path(dataset)
-    files = sorted((root / "data").glob("train-*.parquet"))
-    if not files:
-        msg = f"{root}: no data shards (data/train-*.parquet); is this a synth dataset directory?"
-        raise InputError(msg)
-    names = set(pq.read_schema(files[0]).names)
-    missing = [column for column in ROW_COLUMNS if column not in names]
-    if missing:
-        msg = f"{root}: required column `{missing[0]}` is missing; is this a ToolForge dataset?"
-        raise InputError(msg)
-    columns = [c for c in ("id", *ROW_COLUMNS, "turn_answers") if c in names]
-    rows: list[dict[str, Any]] = []
-    for file in files:
-        rows.extend(pq.read_table(file, columns=columns).to_pylist())
-    return rows
+    return read_kept_rows(dataset, required=ROW_COLUMNS, optional=("id", "turn_answers"), needs="ToolForge export")
 
 
 def row_id(row: Mapping[str, Any], index: int) -> str:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth.pipelines.errors import ConfigError, InputError
-
 REQUIRED_COLUMNS = ("messages", "tools")
 IGNORE = -100
 
@@ -51,27 +49,13 @@ class EncodedDialogue:
 
 
 def read_sft_rows(dataset_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of `DATASET/data/train-*.parquet` (only the columns SFT uses), in shard order.
+    """The rows of a synth tool-use dataset (only the columns SFT uses), in shard order.
 
-    Raises `InputError` when there are no shards and `ConfigError` naming the first missing required column.
+    Raises `InputError` when there are no shards or a required column is missing (naming it).
     """
-    import pyarrow.parquet as pq
+    from synth.pipelines.sink import read_kept_rows
 
-    root = Path(dataset_dir)
-    files = sorted((root / "data").glob("train-*.parquet"))
-    if not files:
-        msg = f"{root}: no data shards (data/train-*.parquet); is this a synth dataset directory?"
-        raise InputError(msg)
-    names = set(pq.read_schema(files[0]).names)
-    missing = [column for column in REQUIRED_COLUMNS if column not in names]
-    if missing:
-        msg = f"{root}: column `{missing[0]}` is missing; SFT needs a tool-use dataset with `messages` and `tools`"
-        raise ConfigError(msg)
-    columns = [c for c in ("id", "seed_id", *REQUIRED_COLUMNS, "plan") if c in names]
-    rows: list[dict[str, Any]] = []
-    for file in files:
-        rows.extend(pq.read_table(file, columns=columns).to_pylist())
-    return rows
+    return read_kept_rows(dataset_dir, required=REQUIRED_COLUMNS, optional=("id", "seed_id", "plan"), needs="SFT")
 
 
 def _arguments(value: Any) -> Any:

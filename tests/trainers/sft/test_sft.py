@@ -24,7 +24,7 @@ from synth.generators.toolforge.model import (
     render_observation,
 )
 from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
-from synth.pipelines.errors import ConfigError
+from synth.pipelines.errors import InputError
 from synth.trainers.sft.chat_template import TOOL_CHAT_TEMPLATE, ensure_tool_template, supports_tools
 from synth.trainers.sft.data import IGNORE, encode_dialogue, encode_prompt, split_examples, to_examples
 from synth.trainers.sft.tiny import build_tiny_tokenizer
@@ -174,7 +174,7 @@ def test_parse_first_tool_call() -> None:
 
 def test_missing_column_is_a_one_line_config_error(tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "ds", make_rows(), drop="tools")
-    with pytest.raises(ConfigError, match=r"ds: column `tools` is missing"):
+    with pytest.raises(InputError, match=r"ds: column `tools` is missing"):
         train_sft(dataset, out=tmp_path / "m", steps=1)
 
 
