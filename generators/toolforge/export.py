@@ -25,7 +25,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -264,19 +264,22 @@ def xlam_parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _functions(row: Mapping[str, Any], parameters: Callable[[Mapping[str, Any]], Any]) -> list[dict[str, Any]]:
+    """The row's offered tools as `{name, description, parameters}` with the target format's parameter schema."""
+    return [
+        {
+            "name": function["name"],
+            "description": function.get("description", ""),
+            "parameters": parameters(function.get("parameters") or {"properties": {}}),
+        }
+        for function in map(_function, row_tools(row))
+    ]
+
+
 def to_xlam(row: Mapping[str, Any]) -> dict[str, Any]:
     """`{"query", "tools", "answers"}` (APIGen), `tools` and `answers` as JSON strings; `SkipRow` if not one round."""
     answers = gold_round_calls(row)
-    tools = []
-    for tool in row_tools(row):
-        function = _function(tool)
-        tools.append(
-            {
-                "name": function["name"],
-                "description": function.get("description", ""),
-                "parameters": xlam_parameters(function.get("parameters") or {}),
-            }
-        )
+    tools = _functions(row, xlam_parameters)
     return {"query": first_question(row), "tools": dumps(tools), "answers": dumps(answers)}
 
 
@@ -307,16 +310,7 @@ def to_bfcl(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]
     Ground truth lists each given argument with its one allowed value; unused optional parameters are left out.
     """
     calls = first_gold_round_calls(row)
-    functions = []
-    for tool in row_tools(row):
-        function = _function(tool)
-        functions.append(
-            {
-                "name": function["name"],
-                "description": function.get("description", ""),
-                "parameters": bfcl_schema(function.get("parameters") or {"properties": {}}, top=True),
-            }
-        )
+    functions = _functions(row, lambda parameters: bfcl_schema(parameters, top=True))
     category = bfcl_category(len(calls), len(functions))
     question = {"question": [[{"role": "user", "content": first_question(row)}]], "function": functions}
     truth = {"ground_truth": [{c["name"]: {k: [v] for k, v in c["arguments"].items()}} for c in calls]}
