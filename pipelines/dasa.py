@@ -32,6 +32,9 @@ class DasaConfig(StrictModel):
     rank: PositiveInt = Field(8, description="LoRA r (space lora) or SVD rank (space lowrank)")
     groups: PositiveInt = Field(2, description="per-group targets: source groups per shard")
     beta: float = Field(1e-2, ge=0.0, description="embedding-norm regulariser weight (dasa)")
+    target: Literal["one-step", "trajectory", "states"] = Field(
+        "one-step", description="desired update (dasa): θ₀ gradient, a short source LoRA run's ΔW, or states along it"
+    )
 
 
 def cache_dir() -> Path:
@@ -56,7 +59,7 @@ def build_generator(config: DasaConfig) -> Generator:
 
     settings: dict[str, object] = {"steps": config.steps, "groups": config.groups}
     if config.method == "dasa":
-        settings |= {"space": config.space, "rank": config.rank, "beta": config.beta}
+        settings |= {"space": config.space, "rank": config.rank, "beta": config.beta, "target": config.target}
     generator = DasaGenerator(
         name=config.method,
         version="1",

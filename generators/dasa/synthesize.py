@@ -1,10 +1,20 @@
 """The DASA optimisation: per group of source rows, a desired update, and synthetic embeddings moved by Adam to
 maximise the alignment of the update they induce with it, plus an embedding-norm regulariser.
 
-    L(E) = 1 − mean_ℓ cos(−G_ℓ^syn(E, Y), D_ℓ) + β · mean_{i,t} (‖E_it‖ − ρ̄)²
+    L(E) = 1 − mean_ℓ cos(−G_ℓ^syn(E, Y; θ_k), D_ℓ(θ_k)) + β · mean_{i,t} (‖E_it‖ − ρ̄)²
 
 `ρ̄` is the mean norm of the token embedding rows. Synthetic rows start from source rows' token embeddings and keep
 their labels and attention masks (random initialisation does far worse, per the note's prototype).
+
+Which desired update (`target`):
+- `one-step`: D = −G_src at the frozen reference θ₀ (the note's default; one state, k = 0).
+- `trajectory`: D = ΔW of a short LoRA run on the group's source rows (the note's MTT-like option), matched at θ₀.
+- `states`: one-step targets at `states` points θ_k = θ₀ + ΔW_k of that source LoRA run, the alignment averaged
+  over them (dataset condensation's curriculum of network states; one double backward per state and step).
+
+Measured on the tiny model: the one-step target saturates (cos ≈ 0.95) within a few dozen steps, and larger moves
+(lr 3e-3, 150 steps) fall below the rows they started from downstream, i.e. the embeddings fit the first LoRA step,
+not the run; `states` is the remedy we tried, `trajectory` (one step matched to a whole run's ΔW) did worse.
 """
 
 from __future__ import annotations
@@ -17,29 +27,45 @@ import torch
 
 from synth.generators.dasa.objective import (
     MatchSpace,
+    Target,
     alignment,
     desired_update,
     layer_activations,
+    make_target,
     target_modules,
 )
+from synth.generators.dasa.trajectory import checkpoints, shifted, source_trajectory
 from synth.trainers.dasa.base_lm import Reference, encode_pairs, seeded
-from synth.trainers.dasa.lora import LORA_TARGETS
+from synth.trainers.dasa.lora import LORA_TARGETS, TrainRows
 
 Pair = tuple[str, str]
 
 
 @dataclass(frozen=True, kw_only=True)
 class DasaSettings:
-    """Synthesis settings; `rank` is the LoRA r (space `lora`) or the SVD rank (space `lowrank`)."""
+    """Synthesis settings; `rank` is the LoRA r (space `lora`) or the SVD rank (space `lowrank`).
+
+    `target` picks the desired update (module docstring); `source_steps`, `source_rank`, `source_lr` and
+    `source_batch` set the short LoRA run on the source rows behind `trajectory` and `states` (the downstream LoRA
+    settings by default), `states` how many points of it `states` matches at. `optimise="prompt"` moves only the
+    bos+prompt positions and keeps the response inputs on their tokens.
+    """
 
     steps: int = 60
     lr: float = 1e-3
     beta: float = 1e-2
     space: MatchSpace = "full"
     rank: int = 8
-    groups: int = 4
+    groups: int = 1
     targets: tuple[str, ...] = LORA_TARGETS
     init: Literal["source", "random"] = "source"
+    target: Literal["one-step", "trajectory", "states"] = "one-step"
+    states: int = 4
+    source_steps: int = 60
+    source_rank: int = 8
+    source_lr: float = 3e-3
+    source_batch: int = 16
+    optimise: Literal["all", "prompt"] = "all"
 
 
 @dataclass
@@ -158,8 +184,9 @@ def synthesize_dasa(
             init = weight[batch.ids[rows]].clone()
             if settings.init == "random":
                 init = torch.randn(init.shape, generator=generator) * rho / init.shape[-1] ** 0.5
+            states = group_states(reference, modules, weight, batch, g, targets, settings=settings, seed=seed)
             embeds, start, end, losses = optimise_group(
-                model, modules, targets, init, batch.labels[rows], batch.mask[rows], rho=rho, settings=settings
+                model, modules, states, init, batch.labels[rows], batch.mask[rows], rho=rho, settings=settings
             )
             parts.append((embeds, rows, [g] * count, start, end, losses))
     rows_all = torch.cat([p[1] for p in parts])
@@ -177,29 +204,96 @@ def synthesize_dasa(
     )
 
 
+State = tuple[dict[str, torch.Tensor], dict[str, Target]]
+
+
+def group_states(  # type: ignore[no-untyped-def]
+    reference: Reference,
+    modules,
+    weight: torch.Tensor,
+    batch: SourceBatch,
+    group: int,
+    targets: dict[str, Target],
+    *,
+    settings: DasaSettings,
+    seed: int,
+) -> list[State]:
+    """The (weight shift, desired update) pairs one group is matched at; `[({}, targets)]` for `one-step`."""
+    if settings.target == "one-step":
+        return [({}, targets)]
+    members = batch.groups[group]
+    at = checkpoints(settings.source_steps, settings.states) if settings.target == "states" else []
+    deltas = source_trajectory(
+        reference,
+        TrainRows(labels=batch.labels[members], attention_mask=batch.mask[members], input_ids=batch.ids[members]),
+        at=sorted({*at, settings.source_steps}),
+        rank=settings.source_rank,
+        lr=settings.source_lr,
+        batch_size=settings.source_batch,
+        seed=seed + 2000 * group,
+    )
+    if settings.target == "trajectory":
+        generator = torch.Generator().manual_seed(seed + 1000 * group)
+        final = deltas[settings.source_steps]
+        moved = {
+            n: make_target(-final[n], space=settings.space, rank=settings.rank, generator=generator)
+            if n in final
+            else t
+            for n, t in targets.items()
+        }
+        return [({}, moved)]
+    model = reference.model
+    lora_modules = target_modules(model, LORA_TARGETS)
+    states: list[State] = [({}, targets)]
+    for step in at[1:]:
+        with shifted(lora_modules, deltas[step]):
+            state_targets = desired_update(
+                model,
+                modules,
+                weight[batch.ids[members]],
+                batch.labels[members],
+                batch.mask[members],
+                space=settings.space,
+                rank=settings.rank,
+                seed=seed + 1000 * group,
+            )
+        states.append((deltas[step], state_targets))
+    return states
+
+
 def optimise_group(  # type: ignore[no-untyped-def]
-    model, modules, targets, init: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, rho, settings
+    model, modules, states: list[State], init: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, rho, settings
 ) -> tuple[torch.Tensor, float, float, list[float]]:
-    """Adam on the DASA loss of one group; returns the best-aligned embeddings seen, the alignment at the start
-    and of those embeddings, and the losses."""
+    """Adam on the DASA loss of one group, the alignment averaged over `states` (one forward and double backward
+    per state and step); returns the best-aligned embeddings seen, the alignment at the start and of those
+    embeddings, and the losses."""
     embeds = init.clone().requires_grad_(True)
     optimiser = torch.optim.Adam([embeds], lr=settings.lr)
+    movable = mask.bool() if settings.optimise == "all" else mask.bool() & (labels == -100)
+    lora_modules = target_modules(model, LORA_TARGETS) if len(states) > 1 else []
     losses: list[float] = []
     best, start = init.clone(), None
     best_align = -2.0
     for _ in range(settings.steps + 1):
-        acts, _ = layer_activations(model, modules, embeds, labels, mask, create_graph=True)
-        align = alignment(targets, acts)
-        value = float(align.detach())
+        optimiser.zero_grad()
+        last = len(losses) == settings.steps
+        value = 0.0
+        for deltas, targets in states:
+            with shifted(lora_modules, deltas):
+                acts, _ = layer_activations(model, modules, embeds, labels, mask, create_graph=not last)
+                align = alignment(targets, acts) / len(states)
+                value += float(align.detach())
+                if not last:
+                    (-align).backward()
         start = value if start is None else start
         if value > best_align:
             best, best_align = embeds.detach().clone(), value
-        if len(losses) == settings.steps:
+        if last:
             break
         norm_penalty = ((embeds.norm(dim=-1) - rho) ** 2 * mask).sum() / mask.sum()
-        loss = (1 - align) + settings.beta * norm_penalty
-        optimiser.zero_grad()
-        loss.backward()
+        (settings.beta * norm_penalty).backward()
+        assert embeds.grad is not None
+        embeds.grad.mul_(movable[..., None])
         optimiser.step()
-        losses.append(float(loss.detach()))
+        losses.append(1 - value + settings.beta * float(norm_penalty.detach()))
     return best, float(start if start is not None else best_align), best_align, losses

@@ -7,7 +7,7 @@ only the forward's input differs, so LoRA rank, targets, steps, batch order and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,10 +64,12 @@ def train_lora(
     lr: float = 3e-3,
     seed: int = 0,
     targets: Sequence[str] = LORA_TARGETS,
+    on_step: Callable[[int, Any], None] | None = None,
 ) -> Any:
     """Fine-tune a LoRA adapter on `rows` and return the peft model (call `.unload()` to get the base back).
 
-    `reference.model` itself is wrapped: unload before training another adapter on it.
+    `reference.model` itself is wrapped: unload before training another adapter on it. `on_step(k, model)` is
+    called before the first step (k = 0) and after every step k (DASA's trajectory targets read the adapter there).
     """
     import torch
     from peft import LoraConfig, get_peft_model
@@ -79,6 +81,8 @@ def train_lora(
         generator = torch.Generator().manual_seed(seed)
         model.train()
         order = torch.randperm(len(rows), generator=generator)
+        if on_step is not None:
+            on_step(0, model)
         for step in range(steps):
             start = (step * batch_size) % len(rows)
             if start + batch_size > len(rows) and step:
@@ -88,6 +92,8 @@ def train_lora(
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
+            if on_step is not None:
+                on_step(step + 1, model)
     model.eval()
     return model
 
