@@ -252,11 +252,13 @@ def dasa_command(
     model: Path | None = typer.Option(None, "--model", help="Reference LM directory (default: the tiny base LM)."),
     cache: Path = typer.Option(Path("out/bench-dasa"), "--cache", help="Where the tiny base LM is built and kept."),
     task: str = typer.Option("shift", "--task", help="Source adaptation task."),
-    source_rows: int = typer.Option(128, "--source-rows", min=1, help="Source text rows."),
+    source_rows: int = typer.Option(256, "--source-rows", min=1, help="Source text rows."),
     test_rows: int = typer.Option(100, "--test-rows", min=1, help="Held-out prompts scored by exact match."),
-    m: int = typer.Option(16, "--m", min=1, help="Synthetic rows for DASA, GRADMM, random, and the source subset."),
+    m: int = typer.Option(32, "--m", min=1, help="Synthetic rows for DASA, GRADMM, random, and the source subset."),
     seeds: str = typer.Option("0,1,2", "--seeds", help="Comma-separated seeds (mean ± sd over them)."),
-    lora_steps: int = typer.Option(150, "--lora-steps", min=1, help="LoRA steps for every training set."),
+    lora_steps: int = typer.Option(200, "--lora-steps", min=1, help="LoRA steps for every training set."),
+    base_steps: int = typer.Option(2000, "--base-steps", min=1, help="Pre-training steps of the tiny base LM."),
+    base_hidden: int = typer.Option(96, "--base-hidden", min=8, help="Hidden size of the tiny base LM."),
 ) -> None:
     """Exact match after matched LoRA on source text, a subset, DASA, GRADMM and random rows; synthesis cost."""
     from synth.generators.dasa.bench import run_dasa_bench
@@ -275,6 +277,8 @@ def dasa_command(
         m=m,
         seeds=chosen,
         lora_steps=lora_steps,
+        base_steps=base_steps,
+        base_hidden=base_hidden,
     )
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     console.print_json(json.dumps({key: report[key] for key in report if key in ("exact_match", "synthesis")}))

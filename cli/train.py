@@ -272,9 +272,9 @@ def lob_command(
 def base_lm_command(
     out: Path = typer.Option(..., "--out", "-o", help="Directory for the tiny reference LM (reused if it matches)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the weights and of the pre-training data."),
-    hidden: int = typer.Option(64, "--hidden", min=8, help="Hidden size."),
+    hidden: int = typer.Option(96, "--hidden", min=8, help="Hidden size."),
     layers: int = typer.Option(2, "--layers", min=1, help="Decoder layers."),
-    steps: int = typer.Option(600, "--steps", min=1, help="Pre-training steps on the synthetic base task."),
+    steps: int = typer.Option(2000, "--steps", min=1, help="Pre-training steps on the synthetic base task."),
 ) -> None:
     """Build a tiny Llama-style LM and byte tokenizer locally (no download), pre-trained briefly; the DASA reference."""
     from synth.trainers.dasa.base_lm import build_base_lm
