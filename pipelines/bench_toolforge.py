@@ -46,14 +46,6 @@ def _validate(rows: Sequence[Mapping[str, Any]]) -> tuple[list[bool], Counter[st
     return passed, failing, time.perf_counter() - start
 
 
-def spread(rows: Sequence[dict], count: int) -> list[dict]:
-    """`count` rows spread evenly over the dataset (every paradigm and case kind gets audited)."""
-    if count >= len(rows):
-        return list(rows)
-    step = len(rows) / count
-    return [rows[int(k * step)] for k in range(count)]
-
-
 def bench_toolforge(
     *,
     seeds: Sequence[str] = (),
@@ -64,7 +56,7 @@ def bench_toolforge(
     random_per_row: int = 20,
 ) -> dict[str, Any]:
     """The whole report (see the module docstring)."""
-    from synth.validators.toolforge.audit import run_audit
+    from synth.validators.toolforge.audit import run_audit, spread
     from synth.validators.toolforge.verifiers import LAYERS, TOOLFORGE_BASELINE_LAYERS
 
     rows, rejections, seconds = _generate("scripted", seeds=seeds, limit=limit, seed=seed)

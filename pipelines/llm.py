@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from synth.pipelines.records import canonical_json
+from synth.pipelines.records import canonical_json, stable_seed
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -224,8 +224,7 @@ class ScriptedBackend:
         key = request.cache_key(self.name)
         texts, reasons, valid = [], [], []
         for index in range(request.sampling.n):
-            seed = int.from_bytes(hashlib.blake2b(f"{key}|{index}".encode(), digest_size=8).digest(), "little")
-            text = self.policy(request, np.random.Generator(np.random.PCG64(seed)))
+            text = self.policy(request, np.random.Generator(np.random.PCG64(stable_seed(f"{key}|{index}"))))
             reason = "stop"
             if len(text.split()) > request.sampling.max_tokens:
                 text = " ".join(text.split()[: request.sampling.max_tokens])

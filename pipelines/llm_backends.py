@@ -9,7 +9,6 @@ rejected with the reason. `make_backend(spec)` builds one from a config block an
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -23,6 +22,7 @@ from typing import Any, Literal
 
 from synth.pipelines.errors import InputError, MissingDependencyError, SynthError
 from synth.pipelines.llm import CachedBackend, GenRequest, GenResult, LLMBackend, ResponseCache, schema_errors
+from synth.pipelines.records import stable_seed
 
 BackendKind = Literal["scripted", "transformers", "vllm", "openai"]
 
@@ -78,8 +78,7 @@ class TransformersBackend:
             encoded = self.tokenizer(self._prompt(request), return_tensors="pt").to(self.device)
             texts, reasons = [], []
             for index in range(request.sampling.n):
-                seed = int.from_bytes(hashlib.blake2b(f"{key}|{index}".encode(), digest_size=8).digest(), "little")
-                torch.manual_seed(seed % 2**63)
+                torch.manual_seed(stable_seed(f"{key}|{index}") % 2**63)
                 sample = request.sampling.temperature > 0
                 with torch.no_grad():
                     output = self.model.generate(

@@ -37,6 +37,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def stable_seed(text: str) -> int:
+    """A 64-bit integer derived from `text` (blake2b), the same in every process and on every machine."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
 def make_row_id(generator: str, content: Mapping[str, Any]) -> str:
     """Return a stable 32-hex-digit id derived from the generator name and the row's content."""
     digest = hashlib.blake2b(digest_size=16)

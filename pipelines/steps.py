@@ -9,7 +9,6 @@ Steps are frozen keyword-only dataclasses: settings are fields, variants come fr
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from synth.pipelines.errors import MissingDependencyError
-from synth.pipelines.records import Verdict
+from synth.pipelines.records import Verdict, stable_seed
 
 T = TypeVar("T")
 
@@ -37,8 +36,7 @@ class ShardContext:
     def rng(self, *salt: object) -> np.random.Generator:
         """Return a PCG64 generator seeded from (run seed, shard index, salt), independent of order."""
         key = "|".join(str(part) for part in (self.seed, self.shard_index, *salt))
-        seed = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
-        return np.random.Generator(np.random.PCG64(seed))
+        return np.random.Generator(np.random.PCG64(stable_seed(key)))
 
     def partition(self, items: Sequence[T]) -> Sequence[T]:
         """Return this shard's contiguous slice of `items` (sizes differ by at most one)."""

@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
+from synth.generators.toolforge.cases import DEFAULT_CASE_WEIGHTS, REFLECTION_KINDS
 from synth.pipelines.config import StrictModel
 from synth.pipelines.registry import DomainSpec
 from synth.pipelines.steps import Generator, Verifier
-
-CASE_NAMES = ("wrong_tool", "wrong_arguments", "misleading", "fallback", "early_stop_avoided")
+from synth.validators.toolforge.verifiers import LAYERS
 
 
 class LLMConfig(StrictModel):
@@ -41,13 +41,7 @@ class ToolForgeConfig(StrictModel):
     limit: PositiveInt | None = Field(None, description="use only the first N seed records")
     dialogues_per_seed: PositiveInt = Field(2, le=6, description="a clean run, then error-and-recovery cases")
     case_weights: dict[str, NonNegativeFloat] = Field(
-        default_factory=lambda: {
-            "wrong_tool": 0.25,
-            "wrong_arguments": 0.25,
-            "misleading": 0.2,
-            "fallback": 0.15,
-            "early_stop_avoided": 0.15,
-        },
+        default_factory=lambda: dict(DEFAULT_CASE_WEIGHTS),
         description="relative weights of the error-and-recovery cases",
     )
     variants_per_family: int = Field(5, ge=0, le=40, description="gated variants generated per base tool")
@@ -80,9 +74,9 @@ class ToolForgeConfig(StrictModel):
     @field_validator("case_weights")
     @classmethod
     def _known_cases(cls, weights: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(weights) - set(CASE_NAMES))
+        unknown = sorted(set(weights) - set(REFLECTION_KINDS))
         if unknown:
-            msg = f"unknown case(s) {unknown}; choose from {list(CASE_NAMES)}"
+            msg = f"unknown case(s) {unknown}; choose from {list(REFLECTION_KINDS)}"
             raise ValueError(msg)
         return weights
 
@@ -127,10 +121,6 @@ def build_verifiers(config: ToolForgeConfig) -> dict[str, Verifier]:
     return {layer: replace(verifier, name=layer) for layer, verifier in layers.items()}
 
 
-def _layer_names() -> tuple[str, ...]:
-    return ("structure", "pairing", "schema", "grounding", "answer", "evidence", "plan", "leak", "judge")
-
-
 ATTRIBUTION = """\
 Seeds: HotpotQA (Yang et al. 2018, CC BY-SA 4.0; Wikipedia text), MuSiQue (Trivedi et al. 2022, CC BY 4.0) and
 2WikiMultihopQA (Ho et al. 2020, Apache-2.0) records shipped in generators/toolforge/data (see ATTRIBUTION.md).
@@ -150,7 +140,7 @@ DOMAIN = DomainSpec(
     config_model=ToolForgeConfig,
     build_generator=build_generator,
     build_verifiers=build_verifiers,
-    verifier_names=_layer_names(),
+    verifier_names=LAYERS,
     card_defaults={
         "pretty_name": "ToolForge tool-use dialogues",
         "license": "cc-by-sa-4.0",

@@ -52,8 +52,7 @@ def write_negatives(
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Audit `rows` dialogues of `dataset`, write the mined negatives to `out`, and return the audit report."""
-    from synth.pipelines.bench_toolforge import spread
-    from synth.validators.toolforge.audit import mine_all, negatives_table, run_audit
+    from synth.validators.toolforge.audit import mine_all, negatives_table, run_audit, spread
     from synth.validators.toolforge.verifiers import LAYERS
 
     if out.exists() and any(out.iterdir()) and not overwrite:

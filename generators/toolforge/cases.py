@@ -15,7 +15,7 @@ next round, so a failure adds one round.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,15 +24,20 @@ import numpy as np
 from synth.generators.toolforge.paradigms import ParadigmChoice
 
 CaseKind = Literal["clean", "wrong_tool", "wrong_arguments", "misleading", "fallback", "early_stop_avoided"]
-CASE_KINDS: tuple[CaseKind, ...] = (
-    "clean",
+REFLECTION_KINDS: tuple[CaseKind, ...] = (
     "wrong_tool",
     "wrong_arguments",
     "misleading",
     "fallback",
     "early_stop_avoided",
 )
-ERROR_KINDS: tuple[CaseKind, ...] = ("wrong_tool", "wrong_arguments", "misleading", "fallback")
+DEFAULT_CASE_WEIGHTS: Mapping[str, float] = {
+    "wrong_tool": 0.25,
+    "wrong_arguments": 0.25,
+    "misleading": 0.2,
+    "fallback": 0.15,
+    "early_stop_avoided": 0.15,
+}
 
 
 @dataclass(frozen=True, slots=True)

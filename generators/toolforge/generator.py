@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
-from synth.generators.toolforge.cases import pick_cases
+from synth.generators.toolforge.cases import DEFAULT_CASE_WEIGHTS, pick_cases
 from synth.generators.toolforge.compose import compose_scripted
 from synth.generators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolSpec
 from synth.generators.toolforge.paradigms import choose_paradigm
@@ -30,13 +30,6 @@ from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 from synth.validators.toolforge.rules import YES_NO, appears, normalize
 
 Writer = Literal["scripted", "llm"]
-DEFAULT_CASE_WEIGHTS: Mapping[str, float] = {
-    "wrong_tool": 0.25,
-    "wrong_arguments": 0.25,
-    "misleading": 0.2,
-    "fallback": 0.15,
-    "early_stop_avoided": 0.15,
-}
 
 
 def answer_unsupported(seed: QASeed) -> str:

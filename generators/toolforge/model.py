@@ -31,13 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Paradigm = Literal["single", "parallel", "multi_hop", "multi_turn"]
-PARADIGMS: tuple[Paradigm, ...] = ("single", "parallel", "multi_hop", "multi_turn")
 
 StepKind = Literal["gold", "wrong_tool", "wrong_arguments", "misleading", "insufficient"]
 """What a call in the plan is: the right call with gold evidence, or one of the failure kinds that a later call
 repairs (wrong tool chosen; right tool with a wrong required argument; right call whose result misses the gold
 evidence and must be re-queried; a fallback specialist whose result is insufficient)."""
-STEP_KINDS: tuple[StepKind, ...] = ("gold", "wrong_tool", "wrong_arguments", "misleading", "insufficient")
 FAILED_KINDS: frozenset[str] = frozenset({"wrong_tool", "wrong_arguments", "misleading", "insufficient"})
 
 RetrievalMode = Literal["successful", "misleading"]

@@ -104,6 +104,14 @@ def _operator_counts(negatives: Sequence[MinedNegative]) -> dict[str, dict[str, 
     return {name: {"paths": total[name], "missed": missed[name]} for name in sorted(total)}
 
 
+def spread(rows: Sequence[Mapping[str, Any]], count: int) -> list[Mapping[str, Any]]:
+    """`count` rows spread evenly over the dataset (every paradigm and case kind gets audited)."""
+    if count >= len(rows):
+        return list(rows)
+    step = len(rows) / count
+    return [rows[int(k * step)] for k in range(count)]
+
+
 def run_audit(
     rows: Sequence[Mapping[str, Any]],
     *,
