@@ -98,17 +98,15 @@ def _single(seed: QASeed, index: SentenceIndex, k: int) -> ParadigmChoice | None
     worst = index.rank_of(query, seed.supporting)
     if worst > k:
         return None
-    gold_passages = seed.gold_passages()
     reason = f"one query (the question) ranks all {len(seed.supporting)} supporting sentences within the top {worst}"
-    hop = Hop(
-        0,
-        0,
-        gold_passages[0],
-        seed.supporting,
-        query,
-        entity_name(seed.passages[gold_passages[0]].title),
-        "the facts the question asks about",
-    )
+    return _one_call(seed, query, reason)
+
+
+def _one_call(seed: QASeed, query: str, reason: str) -> ParadigmChoice:
+    """The `single` paradigm: one call retrieves every supporting sentence."""
+    passage = seed.gold_passages()[0]
+    entity = entity_name(seed.passages[passage].title)
+    hop = Hop(0, 0, passage, seed.supporting, query, entity, "the facts the question asks about")
     return ParadigmChoice("single", reason, (hop,), (seed.question,), (seed.answer,))
 
 
@@ -127,18 +125,7 @@ def _parallel(seed: QASeed, why: str) -> ParadigmChoice:
 def _hotpot_bridge(seed: QASeed) -> ParadigmChoice:
     passages = seed.gold_passages()
     if len(passages) < 2:
-        hop = Hop(
-            0,
-            0,
-            passages[0],
-            seed.supporting,
-            seed.question.rstrip("?"),
-            entity_name(seed.passages[passages[0]].title),
-            "the facts the question asks about",
-        )
-        return ParadigmChoice(
-            "single", "all supporting sentences lie in one passage", (hop,), (seed.question,), (seed.answer,)
-        )
+        return _one_call(seed, seed.question.rstrip("?"), "all supporting sentences lie in one passage")
     first, second = passages[0], passages[1]
     ents = {p: entity_name(seed.passages[p].title) for p in passages}
     links = [(a, b) for a, b in ((first, second), (second, first)) if mentions(_gold_text(seed, a), ents[b])]

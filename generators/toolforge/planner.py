@@ -128,17 +128,24 @@ class _CallWriter:
     question, the user turns so far, earlier tool results), so no call carries knowledge the model could not have.
     """
 
-    def __init__(self, seed: QASeed, index: SentenceIndex, settings: PlanSettings, rng: np.random.Generator) -> None:
-        self.seed, self.index, self.settings, self.rng = seed, index, settings, rng
+    def __init__(
+        self,
+        seed: QASeed,
+        turns: Sequence[str],
+        index: SentenceIndex,
+        settings: PlanSettings,
+        rng: np.random.Generator,
+    ) -> None:
+        self.seed, self.turns, self.index, self.settings, self.rng = seed, turns, index, settings, rng
         self.calls: list[PlannedCall] = []
 
     def _k(self) -> int:
         low, high = self.settings.top_k
         return int(self.rng.integers(low, high + 1))
 
-    def context(self, round_: int, user_turn: int, turns: Sequence[str]) -> tuple[set[str], str]:
+    def context(self, round_: int, user_turn: int) -> tuple[set[str], str]:
         """Content words and text shown before a call of `round_` serving `user_turn`."""
-        texts = [self.seed.question, *turns[: user_turn + 1]]
+        texts = [self.seed.question, *self.turns[: user_turn + 1]]
         texts += [render_observation(c.evidence) for c in self.calls if c.round < round_]
         return set().union(*(content_words(text, joined=False) for text in texts)), "\n".join(texts)
 
@@ -151,10 +158,9 @@ class _CallWriter:
         hop: Hop,
         round_: int,
         query: str,
-        context: tuple[set[str], str],
         faulty: str = "",
     ) -> None:
-        words, text = context
+        words, text = self.context(round_, hop.user_turn)
         query = grounded(query, words) or grounded(self.seed.question, words)
         entity = hop.entity if appears(hop.entity, text) else query
         topic = grounded(hop.need, words) or query
@@ -189,17 +195,17 @@ def _failure(
     gold: ToolSpec,
     wrong: ToolSpec | None,
     general: ToolSpec,
-) -> tuple[StepKind, ToolSpec, str, str, ToolSpec, str]:
-    """(failed kind, failed tool, failed query, faulty, retry tool, retry query) of an error script."""
+) -> tuple[StepKind, ToolSpec, str, str, ToolSpec]:
+    """(failed kind, failed tool, failed query, faulty, retry tool) of an error script; retries use the hop query."""
     if case.kind == "wrong_tool" and wrong is not None:
-        return "wrong_tool", wrong, hop.query, wrong.name, gold, hop.query
+        return "wrong_tool", wrong, hop.query, wrong.name, gold
     if case.kind == "wrong_arguments":
-        return "wrong_arguments", gold, _wrong_query(seed, choice, hop), "query", gold, hop.query
+        return "wrong_arguments", gold, _wrong_query(seed, choice, hop), "query", gold
     if case.kind == "fallback":
-        return "insufficient", gold, hop.query, gold.name, general, hop.query
+        return "insufficient", gold, hop.query, gold.name, general
     words = hop.query.split()
     vague = " ".join(words[: max(1, len(words) // 2)])
-    return "misleading", gold, vague, "query", gold, hop.query
+    return "misleading", gold, vague, "query", gold
 
 
 class CaseNotRealisableError(ValueError):
@@ -233,18 +239,15 @@ def build_plan(
     distractors = [_pick(space.by_family(f), rng) for f in distractor_families]
     wrong = distractors[0] if distractors else None
 
-    writer = _CallWriter(seed, index, settings, rng)
+    writer = _CallWriter(seed, choice.user_turns, index, settings, rng)
     shift = 0
     for round_ in range(1 + max(h.round for h in choice.hops)):
         hops = [(i, h) for i, h in enumerate(choice.hops) if h.round == round_]
         retries = []
         for i, hop in hops:
             gold = gold_by_family[families[i]]
-            context = writer.context(round_ + shift, hop.user_turn, choice.user_turns)
             if i == case.hop:
-                kind, tool, query, faulty, retry_tool, retry_query = _failure(
-                    case, seed, choice, hop, gold, wrong, general
-                )
+                kind, tool, query, faulty, retry_tool = _failure(case, seed, choice, hop, gold, wrong, general)
                 writer.add(
                     kind=kind,
                     tool=tool,
@@ -252,10 +255,9 @@ def build_plan(
                     hop=hop,
                     round_=round_ + shift,
                     query=query,
-                    context=context,
                     faulty=faulty,
                 )
-                retries.append((hop, retry_tool, retry_query, writer.calls[-1]))
+                retries.append((hop, retry_tool, writer.calls[-1]))
             else:
                 writer.add(
                     kind="gold",
@@ -264,15 +266,11 @@ def build_plan(
                     hop=hop,
                     round_=round_ + shift,
                     query=hop.query,
-                    context=context,
                 )
         if retries:
             shift += 1
-            for hop, tool, query, failed in retries:
-                context = writer.context(round_ + shift, hop.user_turn, choice.user_turns)
-                writer.add(
-                    kind="gold", tool=tool, gold_tool=tool, hop=hop, round_=round_ + shift, query=query, context=context
-                )
+            for hop, tool, failed in retries:
+                writer.add(kind="gold", tool=tool, gold_tool=tool, hop=hop, round_=round_ + shift, query=hop.query)
                 _check_realisable(case, failed, writer.calls[-1])
 
     offered = [*gold_by_family.values(), *distractors]
