@@ -2,9 +2,9 @@
 `vllm` (GPU; the `[gpu]` extra) and `openai` (any OpenAI-compatible server, e.g. `vllm serve`); the last two
 constrain decoding to the request's JSON schema.
 
-Both import their heavy dependencies lazily and return `schema_valid` flags like the scripted backend, so a
+All import their heavy dependencies lazily and return `schema_valid` flags like the scripted backend, so a
 domain treats a model that writes invalid output exactly as it treats a failing scripted policy: the row is
-rejected with the reason. `make_backend(spec)` builds one from a config block and wraps it in the response cache.
+rejected with the reason. `make_backend(kind, ...)` builds one from a config block and wraps it in the response cache.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class TransformersBackend:
         for request in requests:
             key = request.cache_key(self.name)
             encoded = self.tokenizer(self._prompt(request), return_tensors="pt").to(self.device)
-            texts, reasons = [], []
+            texts, reasons, generated = [], [], 0
             for index in range(request.sampling.n):
                 torch.manual_seed(stable_seed(f"{key}|{index}") % 2**63)
                 sample = request.sampling.temperature > 0
@@ -90,6 +90,7 @@ class TransformersBackend:
                         pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
                     )
                 new = output[0, encoded["input_ids"].shape[1] :]
+                generated += len(new)
                 text = self.tokenizer.decode(new, skip_special_tokens=True)
                 for stop in request.sampling.stop:
                     text = text.split(stop)[0]
@@ -102,7 +103,7 @@ class TransformersBackend:
                     finish_reasons=tuple(reasons),
                     schema_valid=_validity(texts, request),
                     prompt_tokens=int(encoded["input_ids"].shape[1]),
-                    completion_tokens=sum(len(self.tokenizer(t)["input_ids"]) for t in texts),
+                    completion_tokens=generated,
                 )
             )
         return results
