@@ -13,7 +13,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from synth.pipelines.errors import ConfigError, SynthError
+from synth.core.errors import ConfigError, SynthError
 
 console = Console()
 err_console = Console(stderr=True)

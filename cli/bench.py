@@ -27,7 +27,7 @@ def pipeline_command(
     ),
 ) -> None:
     """Overhead of the local and Prefect engines versus a bare generate+verify+write loop."""
-    from synth.pipelines.bench import bench_pipeline
+    from synth.flows.bench import bench_pipeline
 
     chosen = tuple(name.strip() for name in engines.split(",") if name.strip())
     unknown = sorted(set(chosen) - {"local", "prefect"})
@@ -58,7 +58,7 @@ def levenshtein_command(
 
     Without CUDA, triton runs only with TRITON_INTERPRET=1 set in the environment (its slow CPU interpreter).
     """
-    from synth.pipelines.bench_levenshtein import BENCH_BACKENDS, bench_levenshtein
+    from synth.kernels.levenshtein.bench import BENCH_BACKENDS, bench_levenshtein
 
     chosen = tuple(name.strip() for name in backends.split(",") if name.strip())
     unknown = sorted(set(chosen) - set(BENCH_BACKENDS))
@@ -297,7 +297,7 @@ def toolforge_command(
     random_per_row: int = typer.Option(20, "--random-per-row", min=1, help="Random corruptions per audited dialogue."),
 ) -> None:
     """Generation cost, acceptance of valid dialogues, and the MCTS audit of ToolForge's checks vs synth's layers."""
-    from synth.pipelines.bench_toolforge import bench_toolforge
+    from synth.generators.toolforge.bench import bench_toolforge
 
     report = bench_toolforge(
         seeds=tuple(str(path) for path in seeds or ()),

@@ -14,7 +14,7 @@ def domains_command(
     as_json: bool = typer.Option(False, "--json", help="Print the domains as JSON on stdout."),
 ) -> None:
     """List the domains `synth generate` accepts, with their verifiers and generator settings."""
-    from synth.pipelines.registry import get_domain, list_domains
+    from synth.core.registry import get_domain, list_domains
 
     entries = []
     for name in list_domains():

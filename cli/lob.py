@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from synth.cli._common import cli_errors, console
-from synth.pipelines.errors import InputError
+from synth.core.errors import InputError
 
 app = typer.Typer(help="LOBSTER files: strict replay and export of LOB datasets.", no_args_is_help=True)
 
@@ -61,7 +61,7 @@ def replay_command(
         msg = f"--resync realigns the book to the orderbook file, and {messages} is replayed without one"
         raise InputError(msg)
     if engine == "auto":
-        from synth.generators.lob.fast_replay import NUMBA_AVAILABLE
+        from synth.validators.lob.fast_replay import NUMBA_AVAILABLE
 
         engine = "numba" if mode == "strict" and NUMBA_AVAILABLE else "python"
     report = replay(rows, orderbook=books, mode=mode, resync=resync, engine=engine)

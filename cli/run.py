@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from synth.cli._common import apply_overrides, cli_errors, console, shard_progress
-from synth.pipelines.config import Engine, PipelineConfig, TaskRunner, parse_config, read_config_mapping
+from synth.core.config import Engine, PipelineConfig, TaskRunner, parse_config, read_config_mapping
 
 OUT_HELP = "Output directory (default: `execution.out` of the config, else out/<domain>)."
 ENGINE_HELP = "local: run in this process, no Prefect. prefect: a Prefect flow with one task per shard."

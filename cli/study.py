@@ -39,7 +39,7 @@ def papyrus_command(
     as_json: bool = typer.Option(False, "--json", help="Print the summary rows as JSON on stdout."),
 ) -> None:
     """Reproduce the Papyrus CER tolerance study: thresholds per task, clean-trained vs retrained."""
-    from synth.trainers.papyrus.study import StudySettings, run_study
+    from synth.pipelines.papyrus_study import StudySettings, run_study
     from synth.trainers.papyrus.study_report import summary_table
 
     settings = StudySettings(

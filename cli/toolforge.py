@@ -108,7 +108,7 @@ def audit_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out."),
 ) -> None:
     """Mine hard negatives by MCTS, write them as a preference dataset, and print the validator's audit figures."""
-    from synth.pipelines.toolforge_audit import write_negatives
+    from synth.validators.toolforge.audit_dataset import write_negatives
 
     report = write_negatives(
         dataset, out, rows=rows, iterations=iterations, random_per_row=random_per_row, seed=seed, overwrite=overwrite

@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from synth.cli._common import cli_errors, console, err_console
-from synth.pipelines.errors import ConfigError, InputError, OutputDirError
+from synth.core.errors import ConfigError, InputError, OutputDirError
 
 TaskOption = Literal["literary", "doctype", "subtype", "dating"]
 ModelOption = Literal["tfidf", "charcnn", "bytes", "fasttext"]
@@ -277,7 +277,7 @@ def base_lm_command(
     steps: int = typer.Option(2000, "--steps", min=1, help="Pre-training steps on the synthetic base task."),
 ) -> None:
     """Build a tiny Llama-style LM and byte tokenizer locally (no download), pre-trained briefly; the DASA reference."""
-    from synth.trainers.dasa.base_lm import build_base_lm
+    from synth.generators.dasa.base_lm import build_base_lm
 
     try:
         path = build_base_lm(out, seed=seed, hidden=hidden, layers=layers, steps=steps)
@@ -300,13 +300,12 @@ def lora_embeds_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the LoRA initialisation and batches."),
 ) -> None:
     """LoRA fine-tuning (peft) directly on an embedding dataset; prints the held-out exact match."""
-    import pyarrow.parquet as pq
-
+    from synth.core.dataset import open_dataset
+    from synth.generators.dasa.base_lm import load_reference
     from synth.generators.dasa.generator import META_SETTINGS
-    from synth.trainers.dasa.base_lm import load_reference
+    from synth.generators.dasa.lora import train_and_evaluate
+    from synth.generators.dasa.tasks import make_pairs
     from synth.trainers.dasa.data import ReferenceMismatchError, load_rows
-    from synth.trainers.dasa.lora import train_and_evaluate
-    from synth.trainers.dasa.tasks import make_pairs
 
     if inputs not in ("embeds", "ids"):
         msg = f"--inputs: unknown input kind {inputs!r}; choose embeds, ids"
@@ -317,8 +316,7 @@ def lora_embeds_command(
     except (ReferenceMismatchError, FileNotFoundError) as error:
         raise InputError(str(error)) from error
     if task is None:
-        shard = sorted((dataset / "data").glob("*.parquet"))[0]
-        settings = json.loads((pq.read_schema(shard).metadata or {})[META_SETTINGS])
+        settings = json.loads(open_dataset(dataset, domain="dasa").metadata(META_SETTINGS.decode()) or "{}")
         task = str(settings["task"])
     test = make_pairs(task, test_rows, seed=eval_seed)
     score = train_and_evaluate(reference, rows, test, seed=seed, steps=steps, rank=rank)

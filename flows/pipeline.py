@@ -14,9 +14,9 @@ from prefect.cache_policies import NO_CACHE
 from prefect.states import State
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
-from synth.pipelines.config import PipelineConfig, parse_config
-from synth.pipelines.config import TaskRunner as TaskRunnerName
-from synth.pipelines.errors import MissingDependencyError
+from synth.core.config import PipelineConfig, parse_config
+from synth.core.config import TaskRunner as TaskRunnerName
+from synth.core.errors import MissingDependencyError
 from synth.pipelines.execution import RunSummary, execute_shard, finalize_run, open_run
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt
 
-from synth.pipelines.config import StrictModel
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.steps import Generator, Verifier
+from synth.core.config import StrictModel
+from synth.core.registry import DomainSpec
+from synth.core.steps import Generator, Verifier
 
 
 class DasaConfig(StrictModel):
@@ -46,7 +46,7 @@ def resolve_model(config: DasaConfig) -> Path:
     """The reference model directory, building the tiny base LM when `model` is null."""
     if config.model:
         return Path(config.model).expanduser()
-    from synth.trainers.dasa.base_lm import build_base_lm
+    from synth.generators.dasa.base_lm import build_base_lm
 
     target = cache_dir() / f"base-lm-seed{config.base_seed}-steps{config.base_steps}"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -16,12 +16,13 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from synth.pipelines.card import render_card
-from synth.pipelines.config import PipelineConfig, parse_config
-from synth.pipelines.manifest import build_manifest
-from synth.pipelines.records import canonical_json
+from synth.core.card import render_card
+from synth.core.config import PipelineConfig, parse_config
+from synth.core.manifest import build_manifest
+from synth.core.records import canonical_json
+from synth.core.shard import ShardStats
+from synth.core.sink import DatasetDir, write_json_atomic
 from synth.pipelines.runner import Pipeline, build_pipeline
-from synth.pipelines.sink import DatasetDir, write_json_atomic
 
 ShardCallback = Callable[[dict[str, Any]], None]
 RowCallback = Callable[[int], None]
@@ -101,7 +102,16 @@ def execute_shard(
     In a worker process the pipeline is rebuilt from the payload (once per process); the driver passes its own.
     """
     pipeline = pipeline or _cached_pipeline(canonical_json(config_payload))
-    return DatasetDir(Path(out)).write_shard(pipeline, index, on_batch=on_batch)
+    stats = ShardStats()
+    return DatasetDir(Path(out)).write_shard(
+        index,
+        pipeline.config.shards,
+        schema=pipeline.schema,
+        rejected_schema=pipeline.rejected_schema,
+        outputs=pipeline.run_shard(index, stats),
+        stats=stats,
+        on_batch=on_batch,
+    )
 
 
 def finalize_run(plan: RunPlan) -> dict[str, Any]:

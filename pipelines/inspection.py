@@ -2,57 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
-from synth.pipelines.errors import InputError
-from synth.pipelines.records import FILTER_REASON_FIELD, PROVENANCE_FIELD
-from synth.pipelines.sink import DATA_DIR, REJECTED_DIR, DatasetDir
-
-
-def open_dataset(out: str | Path) -> tuple[DatasetDir, dict[str, Any]]:
-    """The dataset directory and its manifest; a one-line error if OUT is not a synth dataset."""
-    dataset = DatasetDir(Path(out))
-    if not dataset.root.is_dir():
-        msg = f"{dataset.root}: dataset directory not found"
-        raise InputError(msg)
-    manifest = dataset.read_manifest()
-    if manifest is None:
-        msg = f"{dataset.root}: no manifest.json here; is this a synth output directory?"
-        raise InputError(msg)
-    return dataset, manifest
-
-
-def shard_files(dataset: DatasetDir, folder: str) -> list[Path]:
-    """Parquet shards in `folder` (data or rejected), sorted; temp files excluded."""
-    return sorted((dataset.root / folder).glob("train-*.parquet"))
-
-
-def read_domain_frame(path: str | Path, *, domain: str, columns: Sequence[str]) -> pl.DataFrame:
-    """The kept rows of a dataset of `domain`, only `columns`.
-
-    Refuses, with a one-line `InputError`, a directory that is not a synth dataset, a dataset of another domain,
-    one without data shards, and one that lacks a required column.
-    """
-    dataset, manifest = open_dataset(path)
-    found = manifest.get("domain")
-    if found != domain:
-        msg = f"{dataset.root}: manifest `domain` is {found!r}, expected {domain!r}"
-        raise InputError(msg)
-    files = shard_files(dataset, DATA_DIR)
-    if not files:
-        msg = f"{dataset.root / DATA_DIR}: no Parquet shards; has the run finished?"
-        raise InputError(msg)
-    names = pl.scan_parquet(files).collect_schema().names()
-    missing = [column for column in columns if column not in names]
-    if missing:
-        msg = f"{dataset.root}: required column `{missing[0]}` is missing from the data shards"
-        raise InputError(msg)
-    return pl.scan_parquet(files).select(list(columns)).collect()
+from synth.core.dataset import open_dataset
+from synth.core.records import FILTER_REASON_FIELD, PROVENANCE_FIELD
 
 
 def verdict_rates(frame: pl.LazyFrame, columns: list[str]) -> dict[str, dict[str, Any]]:
@@ -83,9 +39,10 @@ def _sample_rows(files: list[Path], limit: int, width: int) -> list[dict[str, An
 
 def describe_dataset(out: str | Path, *, sample_rows: int = 3, width: int = 60) -> dict[str, Any]:
     """Everything `synth inspect` shows, as JSON-ready values, computed from the Parquet files."""
-    dataset, manifest = open_dataset(out)
-    data_files, rejected_files = shard_files(dataset, DATA_DIR), shard_files(dataset, REJECTED_DIR)
-    schema = pq.read_schema(data_files[0]) if data_files else None
+    dataset = open_dataset(out, require_complete=False)
+    manifest = dataset.manifest
+    data_files, rejected_files = dataset.files("kept"), dataset.files("rejected")
+    schema = dataset.schema() if data_files else None
     kept = pl.scan_parquet(data_files) if data_files else None
     rows = kept.select(pl.len()).collect().item() if kept is not None else 0
     verdict_columns = [name for name in (schema.names if schema else []) if name.startswith("verdict_")]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import Field, PositiveInt, field_validator
 
-from synth.pipelines.config import StrictModel
-from synth.pipelines.errors import InputError
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.steps import Generator, Verifier
+from synth.core.config import StrictModel
+from synth.core.errors import InputError
+from synth.core.registry import DomainSpec
+from synth.core.steps import Generator, Verifier
 
 AMZN_MESSAGES = "AMZN_2012-06-21_34200000_57600000_message_1.csv"
 

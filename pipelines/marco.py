@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
-from synth.pipelines.config import StrictModel
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.steps import Generator, Verifier
+from synth.core.config import StrictModel
+from synth.core.registry import DomainSpec
+from synth.core.steps import Generator, Verifier
 
 if TYPE_CHECKING:
     from synth.validators.marco.reward import RewardSettings

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
-from synth.pipelines.config import StrictModel
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.steps import Generator, Verifier
+from synth.core.config import StrictModel
+from synth.core.registry import DomainSpec
+from synth.core.steps import Generator, Verifier
 
 DEFAULT_CURRICULUM = (
     "a max-cut problem with 20 nodes, density 0.3, hard",

@@ -7,13 +7,13 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
+from synth.core.config import StrictModel
+from synth.core.errors import InputError
+from synth.core.registry import DomainSpec
+from synth.core.steps import Generator, Verifier
 from synth.generators.papyrus.corpus import SAMPLE_ROOT
 from synth.generators.papyrus.degrade import DEFAULT_LEVELS
 from synth.generators.papyrus.sources import SourceName
-from synth.pipelines.config import StrictModel
-from synth.pipelines.errors import InputError
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.steps import Generator, Verifier
 
 DEFAULT_SOURCES: tuple[SourceName, ...] = ("epidoc", "papygreek", "duke")
 VariantName = Literal["uniform", "confusable", "burst", "word"]

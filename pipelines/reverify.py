@@ -8,11 +8,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from synth.pipelines.config import parse_config
-from synth.pipelines.inspection import open_dataset
-from synth.pipelines.records import ID_FIELD, score_column, verdict_column
+from synth.core.config import parse_config
+from synth.core.dataset import open_dataset
+from synth.core.records import ID_FIELD, score_column, verdict_column
+from synth.core.sink import sha256_file
 from synth.pipelines.runner import build_pipeline
-from synth.pipelines.sink import sha256_file
 
 
 def _same_score(stored: float | None, fresh: float | None) -> bool:
@@ -23,8 +23,9 @@ def _same_score(stored: float | None, fresh: float | None) -> bool:
 
 def reverify_dataset(out: str | Path, *, max_examples: int = 5) -> dict[str, Any]:
     """Check shard checksums against the manifest and recompute every verdict of every kept row."""
-    dataset, manifest = open_dataset(out)
-    pipeline = build_pipeline(parse_config(manifest["config"], source=str(dataset.manifest_path)))
+    dataset = open_dataset(out, require_complete=False)
+    manifest = dataset.manifest
+    pipeline = build_pipeline(parse_config(manifest["config"], source=str(dataset.root / "manifest.json")))
     integrity: list[str] = []
     checked: Counter[str] = Counter()
     mismatched: Counter[str] = Counter()

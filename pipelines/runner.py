@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -13,9 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import synth
-from synth.pipelines.config import PipelineConfig, RangeFilterSpec, VerdictFilterSpec
-from synth.pipelines.errors import ConfigError
-from synth.pipelines.records import (
+from synth.core.config import PipelineConfig, RangeFilterSpec, VerdictFilterSpec
+from synth.core.errors import ConfigError
+from synth.core.records import (
     FILTER_REASON_FIELD,
     FILTER_STEP_FIELD,
     ID_FIELD,
@@ -28,53 +26,12 @@ from synth.pipelines.records import (
     verdict_column,
     verdict_type,
 )
-from synth.pipelines.registry import DomainSpec, get_domain
-from synth.pipelines.steps import Filter, GeneratedBatch, Generator, Rejection, ShardContext, Verifier
+from synth.core.registry import DomainSpec, get_domain
+from synth.core.shard import BatchOutput, ShardStats
+from synth.core.steps import Filter, GeneratedBatch, Generator, Rejection, ShardContext, Verifier
 from synth.validators.filters import RangeFilter, VerdictFilter
 
 GENERATOR_STEP = "generator"
-
-
-@dataclass(slots=True)
-class ShardStats:
-    """Counters and timings of one shard; merged into the manifest and the dataset card."""
-
-    generated: int = 0
-    kept: int = 0
-    rejected: Counter[str] = field(default_factory=Counter)
-    verifier_passed: Counter[str] = field(default_factory=Counter)
-    verifier_total: Counter[str] = field(default_factory=Counter)
-    seconds: Counter[str] = field(default_factory=Counter)
-    categories: dict[str, Counter[str]] = field(default_factory=dict)
-
-    def count_categories(self, table: pa.Table, columns: Sequence[str]) -> None:
-        """Count the values of category columns over kept rows (each element of a list column counts once)."""
-        for column in columns:
-            counter = self.categories.setdefault(column, Counter())
-            for value in table.column(column).to_pylist():
-                counter.update(str(v) for v in (dict.fromkeys(value) if isinstance(value, list) else (value,)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the stats as JSON-ready values."""
-        categories = {name: dict(sorted(counts.items())) for name, counts in sorted(self.categories.items())}
-        return ({"categories": categories} if categories else {}) | {
-            "generated": self.generated,
-            "kept": self.kept,
-            "rejected": dict(sorted(self.rejected.items())),
-            "verifiers": {
-                name: {"passed": self.verifier_passed[name], "total": total}
-                for name, total in sorted(self.verifier_total.items())
-            },
-            "seconds": {name: round(value, 4) for name, value in sorted(self.seconds.items())},
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class BatchOutput:
-    """One processed batch: rows kept and rows rejected (with `filter_reason`), both schema-cast."""
-
-    kept: pa.Table
-    rejected: pa.Table
 
 
 def build_filter(spec: VerdictFilterSpec | RangeFilterSpec, verifier_names: Sequence[str]) -> Filter:

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
+from synth.core.config import StrictModel
+from synth.core.registry import DomainSpec
+from synth.core.steps import Generator, Verifier
 from synth.generators.toolforge.cases import DEFAULT_CASE_WEIGHTS, REFLECTION_KINDS
-from synth.pipelines.config import StrictModel
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.steps import Generator, Verifier
 from synth.validators.toolforge.verifiers import LAYERS
 
 

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 from pydantic import PositiveInt
 
-from synth.pipelines.config import StrictModel
-from synth.pipelines.records import Verdict
-from synth.pipelines.registry import DomainSpec, register_domain
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext, Verifier
+from synth.core.config import StrictModel
+from synth.core.records import Verdict
+from synth.core.registry import DomainSpec, register_domain
+from synth.core.steps import GeneratedBatch, Generator, ShardContext, Verifier
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_HOME", str(Path(os.environ.get("TMPDIR", "/tmp")) / f"synth-prefect-{os.getpid()}"))
@@ -89,7 +89,7 @@ def prefect_server() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def base_lm_dir(tmp_path_factory):
     """A tiny DASA reference LM, built once per session (a few seconds of pre-training; needs torch)."""
-    from synth.trainers.dasa.base_lm import build_base_lm
+    from synth.generators.dasa.base_lm import build_base_lm
 
     return build_base_lm(tmp_path_factory.mktemp("dasa") / "base-lm", seed=0, steps=150)
 
@@ -97,6 +97,6 @@ def base_lm_dir(tmp_path_factory):
 @pytest.fixture
 def reference(base_lm_dir):
     """The tiny reference LM, freshly loaded (tests may change its weights)."""
-    from synth.trainers.dasa.base_lm import load_reference
+    from synth.generators.dasa.base_lm import load_reference
 
     return load_reference(base_lm_dir)

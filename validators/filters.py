@@ -8,8 +8,8 @@ from typing import Any
 
 import polars as pl
 
-from synth.pipelines.records import verdict_column
-from synth.pipelines.steps import Filter
+from synth.core.records import verdict_column
+from synth.core.steps import Filter
 
 
 @dataclass(frozen=True, kw_only=True)

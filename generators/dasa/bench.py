@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 
 import torch
 
+from synth.generators.dasa.base_lm import Reference, build_base_lm, load_reference
+from synth.generators.dasa.lora import TrainRows, rows_from_pairs, train_and_evaluate
 from synth.generators.dasa.synthesize import DasaSettings, SyntheticRows, synthesize_dasa
+from synth.generators.dasa.tasks import split_pairs
 from synth.generators.gradmm.admm import GradmmSettings, synthesize_gradmm
-from synth.trainers.dasa.base_lm import Reference, build_base_lm, load_reference
-from synth.trainers.dasa.lora import TrainRows, rows_from_pairs, train_and_evaluate
-from synth.trainers.dasa.tasks import split_pairs
 
 T = TypeVar("T")
 PAGE = os.sysconf("SC_PAGE_SIZE")

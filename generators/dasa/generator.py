@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
+from synth.core.steps import GeneratedBatch, Generator, ShardContext
 
 Method = Literal["dasa", "gradmm"]
 META_MODEL, META_HIDDEN, META_HASH, META_SETTINGS = (
@@ -68,7 +68,7 @@ class DasaGenerator(Generator):
 
     @cached_property
     def reference(self) -> Any:
-        from synth.trainers.dasa.base_lm import load_reference
+        from synth.generators.dasa.base_lm import load_reference
 
         return load_reference(self.model_dir)
 
@@ -87,7 +87,7 @@ class DasaGenerator(Generator):
         return {"model_dir": str(self.model_dir), "model_id": self.reference.model_id, "task": self.task}
 
     def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
-        from synth.trainers.dasa.tasks import make_pairs
+        from synth.generators.dasa.tasks import make_pairs
 
         source = make_pairs(self.task, self.source_rows, seed=ctx.seed)
         shard_m = len(ctx.partition(range(self.m)))

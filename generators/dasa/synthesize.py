@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import torch
 
+from synth.generators.dasa.base_lm import Reference, encode_pairs, seeded
+from synth.generators.dasa.lora import LORA_TARGETS, TrainRows
 from synth.generators.dasa.objective import (
     MatchSpace,
     Target,
@@ -35,8 +37,6 @@ from synth.generators.dasa.objective import (
     target_modules,
 )
 from synth.generators.dasa.trajectory import checkpoints, shifted, source_trajectory
-from synth.trainers.dasa.base_lm import Reference, encode_pairs, seeded
-from synth.trainers.dasa.lora import LORA_TARGETS, TrainRows
 
 Pair = tuple[str, str]
 

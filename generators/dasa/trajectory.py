@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from synth.trainers.dasa.base_lm import Reference
-from synth.trainers.dasa.lora import LORA_TARGETS, TrainRows, train_lora
+from synth.generators.dasa.base_lm import Reference
+from synth.generators.dasa.lora import LORA_TARGETS, TrainRows, train_lora
 
 PEFT_PREFIX = "base_model.model."
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import torch
 
+from synth.generators.dasa.base_lm import Reference, seeded
 from synth.generators.dasa.objective import alignment, layer_activations
 from synth.generators.dasa.synthesize import SyntheticRows, encode_source, frozen_reference, plan_groups
-from synth.trainers.dasa.base_lm import Reference, seeded
 
 Pair = tuple[str, str]
 

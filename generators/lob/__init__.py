@@ -5,8 +5,9 @@
 
 from pathlib import Path
 
-from synth.generators.lob.book import BookError, LimitOrderBook, ReasonCode
-from synth.generators.lob.lobster import (
+from synth.validators.lob.book import BookError, LimitOrderBook, ReasonCode
+from synth.validators.lob.engine import Replayer, ReplayReport, replay
+from synth.validators.lob.lobster import (
     LobsterMessage,
     OrderbookRow,
     read_messages,
@@ -14,7 +15,6 @@ from synth.generators.lob.lobster import (
     write_messages,
     write_orderbook,
 )
-from synth.generators.lob.replay import Replayer, ReplayReport, replay
 
 SAMPLE_DIR = Path(__file__).parent / "data"
 

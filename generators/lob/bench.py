@@ -25,10 +25,10 @@ import numpy as np
 import synth
 from synth.generators.lob.generator import cached_windows, read_day, window_starts
 from synth.generators.lob.history import RealWindow
-from synth.generators.lob.lobster import OrderbookRow
 from synth.generators.lob.model import LobModel, load_model
-from synth.generators.lob.replay import ReplayEngine, ReplayMode, replay
 from synth.generators.lob.rollout import METHODS, Method, Rollout, make_sampler, run_rollout
+from synth.validators.lob.engine import ReplayEngine, ReplayMode, replay
+from synth.validators.lob.lobster import OrderbookRow
 
 
 def machine() -> dict[str, Any]:
@@ -158,7 +158,7 @@ def bench_replay(messages: Path, orderbook: Path, *, repeats: int = 3) -> dict[s
 
     The numba engine is compiled (or loaded from numba's cache) before timing; that cost is reported apart.
     """
-    from synth.generators.lob.fast_replay import NUMBA_AVAILABLE, warm_up
+    from synth.validators.lob.fast_replay import NUMBA_AVAILABLE, warm_up
 
     day, books = read_day(messages, orderbook)
     results: dict[str, Any] = {"messages": len(day)}

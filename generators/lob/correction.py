@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from synth.generators.lob.book import BUY
-from synth.generators.lob.lobster import LobsterMessage
 from synth.generators.lob.samplers import FreeFormMessage, RejectionSampler, match_reference
 from synth.generators.lob.state import MarketState
+from synth.validators.lob.book import BUY
+from synth.validators.lob.lobster import LobsterMessage
 
 
 @dataclass

@@ -15,10 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth.generators.lob.generator import MESSAGE_COLUMNS
-from synth.generators.lob.lobster import LobsterMessage, read_messages, read_orderbook, write_messages, write_orderbook
-from synth.generators.lob.replay import replay
-from synth.pipelines.errors import OutputDirError
+from synth.core.errors import OutputDirError
+from synth.validators.lob.engine import replay
+from synth.validators.lob.lobster import (
+    MESSAGE_COLUMNS,
+    LobsterMessage,
+    read_messages,
+    read_orderbook,
+    write_messages,
+    write_orderbook,
+)
 
 EXPORT_COLUMNS = ("id", "source", "levels", *MESSAGE_COLUMNS, "book")
 _SOURCE_NAME = re.compile(r"^(?P<ticker>[^_]+)_(?P<date>\d{4}-\d{2}-\d{2})_")
@@ -58,9 +64,9 @@ def lobster_stem(source: str, messages: list[LobsterMessage]) -> str:
 
 def export_dataset(dataset: Path, out: Path, *, limit: int | None = None, check: bool = True) -> ExportReport:
     """Write up to `limit` rollouts of `dataset` under `out` (which must be empty or new); replay them if `check`."""
-    from synth.pipelines.inspection import read_domain_frame
+    from synth.core.dataset import read_rows
 
-    frame = read_domain_frame(dataset, domain="lob", columns=EXPORT_COLUMNS)
+    frame = read_rows(dataset, domain="lob", columns=EXPORT_COLUMNS, needs="LOBSTER export")
     if out.exists() and any(out.iterdir()):
         msg = f"{out}: not empty; choose a new directory for the LOBSTER files"
         raise OutputDirError(msg)

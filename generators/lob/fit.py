@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from synth.generators.lob.book import BUY, SELL, LimitOrderBook
 from synth.generators.lob.fields import (
     CONTEXTS,
     SPREAD_BUCKETS,
@@ -28,7 +27,6 @@ from synth.generators.lob.fields import (
     spread_bucket,
 )
 from synth.generators.lob.history import GENERATED_TYPES, OrderHistory, walk_real_day
-from synth.generators.lob.lobster import LobsterMessage, OrderbookRow
 from synth.generators.lob.model import LobModel
 from synth.generators.lob.pointer import (
     FEATURES,
@@ -42,6 +40,8 @@ from synth.generators.lob.pointer import (
 )
 from synth.generators.lob.state import imbalance, spread_ticks
 from synth.generators.lob.zero_intelligence import ZIParameters
+from synth.validators.lob.book import BUY, SELL, LimitOrderBook
+from synth.validators.lob.lobster import LobsterMessage, OrderbookRow
 
 PointerKind = Literal["logit", "attention"]
 MAX_SIZE = 9999

@@ -17,21 +17,18 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from synth.core.errors import InputError
+from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.lob.history import RealWindow, real_windows
-from synth.generators.lob.lobster import LobsterMessage, OrderbookRow, read_messages, read_orderbook
 from synth.generators.lob.model import LobModel, load_model
 from synth.generators.lob.rollout import Method, Rollout, make_sampler, run_rollout
-from synth.pipelines.errors import InputError
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
-
-MESSAGE_COLUMNS = ("time", "type", "order_id", "size", "price", "direction")
-INITIAL_COLUMNS = (
-    "initial_order_id",
-    "initial_side",
-    "initial_price",
-    "initial_size",
-    "initial_time",
-    "initial_unseen",
+from synth.validators.lob.lobster import (
+    INITIAL_COLUMNS,
+    MESSAGE_COLUMNS,
+    LobsterMessage,
+    OrderbookRow,
+    read_messages,
+    read_orderbook,
 )
 
 LOB_SCHEMA = pa.schema(

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from synth.generators.lob.book import LimitOrderBook
-from synth.generators.lob.lobster import LobsterMessage, OrderbookRow
-from synth.generators.lob.replay import ReplayReport, replay
 from synth.generators.lob.state import InitialOrder, book_orders
+from synth.validators.lob.book import LimitOrderBook
+from synth.validators.lob.engine import ReplayReport, replay
+from synth.validators.lob.lobster import LobsterMessage, OrderbookRow
 
 GENERATED_TYPES = frozenset((1, 2, 3, 4))
 """The event types generators produce (hidden executions, cross trades and halts leave the visible book alone)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
+from synth.validators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
 
 SCORES: dict[str, tuple[str, bool]] = {
     "spread": ("best ask − best bid, ticks", True),

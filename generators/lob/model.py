@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from synth.core.errors import InputError, read_json_file
 from synth.generators.lob.fields import FieldModel
 from synth.generators.lob.pointer import Pointer, PointerModel
 from synth.generators.lob.zero_intelligence import ZIParameters
-from synth.pipelines.errors import InputError, read_json_file
 
 MODEL_FILE = "lob_model.json"
 FORMAT_VERSION = 1

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.lob.book import LimitOrderBook
+from synth.core.errors import MissingDependencyError
 from synth.generators.lob.pointer import CONTEXT_SIZE, FEATURES, Choice, candidates, context_vector
-from synth.pipelines.errors import MissingDependencyError
+from synth.validators.lob.book import LimitOrderBook
 
 
 def _mlp(x: np.ndarray, layers: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:

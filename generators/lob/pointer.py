@@ -17,8 +17,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from synth.generators.lob.book import SELL, LimitOrderBook
 from synth.generators.lob.fields import SPREAD_BUCKETS, spread_bucket
+from synth.validators.lob.book import SELL, LimitOrderBook
 
 FEATURES = (
     "ticks_from_best",

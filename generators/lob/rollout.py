@@ -10,11 +10,11 @@ from typing import Literal, Protocol
 import numpy as np
 
 from synth.generators.lob.correction import CorrectionSampler
-from synth.generators.lob.lobster import LobsterMessage, OrderbookRow
 from synth.generators.lob.model import LobModel
 from synth.generators.lob.samplers import RejectionSampler, ReLOBGenSampler
 from synth.generators.lob.state import InitialOrder, MarketState
 from synth.generators.lob.zero_intelligence import ZeroIntelligenceSampler
+from synth.validators.lob.lobster import LobsterMessage, OrderbookRow
 
 Method = Literal["relobgen", "rejection", "correction", "zero-intelligence"]
 METHODS: tuple[Method, ...] = ("relobgen", "rejection", "correction", "zero-intelligence")

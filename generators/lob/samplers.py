@@ -20,11 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from synth.generators.lob.book import BUY, SELL, LimitOrderBook
 from synth.generators.lob.fields import FieldModel, context_index, event_index, spread_bucket
-from synth.generators.lob.lobster import LobsterMessage
 from synth.generators.lob.model import LobModel
 from synth.generators.lob.state import MarketState, imbalance
+from synth.validators.lob.book import BUY, SELL, LimitOrderBook
+from synth.validators.lob.lobster import LobsterMessage
 
 EVENTS = [(event, side) for event in (1, 2, 3, 4) for side in (BUY, SELL)]
 """(type, side) in `event_index` order."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from synth.generators.lob.book import BUY, SELL, LimitOrderBook, ReasonCode
-from synth.generators.lob.lobster import LobsterMessage
-from synth.generators.lob.replay import Replayer
+from synth.validators.lob.book import BUY, SELL, LimitOrderBook, ReasonCode
+from synth.validators.lob.engine import Replayer
+from synth.validators.lob.lobster import LobsterMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.lob.book import BUY, SELL
 from synth.generators.lob.fields import Categorical
-from synth.generators.lob.lobster import LobsterMessage
 from synth.generators.lob.state import MarketState
+from synth.validators.lob.book import BUY, SELL
+from synth.validators.lob.lobster import LobsterMessage
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
+from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.marco.proposers import LLMProposer, ProposalState, Proposer, RandomEditProposer, ScriptedProposer
 from synth.generators.marco.records import MARCO_SCHEMA, group_fields, trajectory_fields
 from synth.generators.marco.sources import MarcoSource, read_sources
 from synth.generators.marco.tasks import Setting, get_task
 from synth.generators.marco.trajectory import Mode, TrajectorySettings, run_trajectory
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 from synth.validators.marco.evaluator import MoleculeEvaluator, SuccessProtocol
 from synth.validators.marco.molecules import FragmentPolicy
 from synth.validators.marco.reward import RewardSettings

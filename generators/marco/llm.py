@@ -11,9 +11,9 @@ from random import Random
 
 import numpy as np
 
+from synth.core.llm import GenRequest, ScriptedBackend
 from synth.generators.marco.edits import random_mutation
 from synth.generators.marco.prompts import format_answer, source_from_instruction
-from synth.pipelines.llm import GenRequest, ScriptedBackend
 
 
 def scripted_edit_policy(request: GenRequest, rng: np.random.Generator) -> str:

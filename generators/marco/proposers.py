@@ -21,11 +21,11 @@ from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Protocol
 
+from synth.core.llm import GenRequest, LLMBackend, Message, SamplingParams
 from synth.generators.marco.edits import MOVES, apply_move, random_mutation
 from synth.generators.marco.priors import load_move_priors
 from synth.generators.marco.prompts import REVISION_PROMPT, SYSTEM_PROMPT, format_answer
 from synth.generators.marco.tasks import MarcoTask, Setting
-from synth.pipelines.llm import GenRequest, LLMBackend, Message, SamplingParams
 from synth.validators.marco.evaluator import Evaluation, SourceProfile
 
 

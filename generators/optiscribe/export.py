@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from synth.pipelines.errors import OutputDirError
-from synth.pipelines.inspection import read_domain_frame
+from synth.core.dataset import read_rows
+from synth.core.errors import OutputDirError
 from synth.validators.optiscribe.reading import ModelFormat, convert_model_text
 
 INSTANCES_DIR = "instances"
@@ -21,7 +21,7 @@ def export_instances(
     if directory.is_dir() and any(directory.iterdir()):
         msg = f"{directory}: not empty; choose another `target` or remove it"
         raise OutputDirError(msg)
-    frame = read_domain_frame(out, domain="optiscribe", columns=("id", "model_text", "model_format"))
+    frame = read_rows(out, domain="optiscribe", columns=("id", "model_text", "model_format"), needs="MILP export")
     directory.mkdir(parents=True, exist_ok=True)
     written = 0
     for row in frame.iter_rows(named=True):

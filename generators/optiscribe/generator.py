@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.optiscribe.selfplay import Candidate, SelfPlaySettings, iterate_selfplay, parse_curriculum
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 
 OPTISCRIBE_SCHEMA = pa.schema(
     [

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from synth.core.llm import GenRequest, Message, SamplingParams
 from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.policy import CemPolicy
 from synth.generators.optiscribe.request import InstanceRequest
 from synth.generators.optiscribe.spec import DIFFICULTIES, FAMILIES, InstanceSpec, SpecError
-from synth.pipelines.llm import GenRequest, Message, SamplingParams
 
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
+from synth.core.errors import InputError
+from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument
 from synth.generators.papyrus.degrade import Degradation, TooShort, degrade_levels
 from synth.generators.papyrus.epidoc import EpiDocError
@@ -24,8 +26,6 @@ from synth.generators.papyrus.sources import (
     list_documents,
     read_ref,
 )
-from synth.pipelines.errors import InputError
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
 
 logger = logging.getLogger(__name__)
 

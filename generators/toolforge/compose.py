@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from synth.generators.toolforge.model import (
+from synth.validators.toolforge.model import (
     FAILED_KINDS,
     ChatMessage,
     DialoguePlan,

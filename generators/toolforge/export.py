@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from synth.pipelines.errors import OutputDirError
+from synth.core.errors import OutputDirError
 
 ExportFormat = Literal["openai", "hermes", "xlam", "bfcl"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "hermes", "xlam", "bfcl")
@@ -71,9 +71,11 @@ def dumps(value: Any) -> str:
 
 def read_toolforge_rows(dataset: str | Path) -> list[dict[str, Any]]:
     """The kept rows of a ToolForge dataset directory, in shard order (one-line `InputError` when unusable)."""
-    from synth.pipelines.sink import read_kept_rows
+    from synth.core.dataset import read_records
 
-    return read_kept_rows(dataset, required=ROW_COLUMNS, optional=("id", "turn_answers"), needs="ToolForge export")
+    return read_records(
+        dataset, columns=ROW_COLUMNS, optional=("id", "turn_answers"), domain="toolforge", needs="ToolForge export"
+    )
 
 
 def row_id(row: Mapping[str, Any], index: int) -> str:

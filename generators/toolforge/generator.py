@@ -15,18 +15,18 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
+from synth.core.llm import LLMBackend
+from synth.core.llm_backends import BackendKind
+from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.toolforge.cases import DEFAULT_CASE_WEIGHTS, pick_cases
 from synth.generators.toolforge.compose import compose_scripted
-from synth.generators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolSpec
 from synth.generators.toolforge.paradigms import choose_paradigm
 from synth.generators.toolforge.planner import CaseNotRealisableError, PlanSettings, build_plan, gold_families
-from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
 from synth.generators.toolforge.retrieval import SentenceIndex
 from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files
 from synth.generators.toolforge.toolspace import ToolSpace
-from synth.pipelines.llm import LLMBackend
-from synth.pipelines.llm_backends import BackendKind
-from synth.pipelines.steps import GeneratedBatch, Generator, ShardContext
+from synth.validators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolSpec
+from synth.validators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
 from synth.validators.toolforge.rules import YES_NO, appears, normalize
 
 Writer = Literal["scripted", "llm"]
@@ -98,8 +98,8 @@ class ToolForgeGenerator(Generator):
 
     @cached_property
     def _backend(self) -> LLMBackend:
+        from synth.core.llm_backends import make_backend
         from synth.generators.toolforge.llm_writer import scripted_writer_backend
-        from synth.pipelines.llm_backends import make_backend
 
         return make_backend(
             self.llm.backend,

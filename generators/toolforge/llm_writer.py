@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from synth.core.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend, schema_errors
 from synth.generators.toolforge.compose import compose_scripted
-from synth.generators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolCall, ToolSpec, render_observation
-from synth.generators.toolforge.records import plan_call_to_dict, plan_calls_from_rows
-from synth.pipelines.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend, schema_errors
+from synth.validators.toolforge.model import ChatMessage, DialoguePlan, QASeed, ToolCall, ToolSpec, render_observation
+from synth.validators.toolforge.records import plan_call_to_dict, plan_calls_from_rows
 
 MODEL = "toolforge-writer"
 MESSAGES_SCHEMA: dict[str, Any] = {

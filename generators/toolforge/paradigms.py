@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from synth.generators.toolforge.model import Paradigm, QASeed
 from synth.generators.toolforge.retrieval import STOPWORDS, SentenceIndex, tokens
 from synth.generators.toolforge.seeds import answer_sentences
+from synth.validators.toolforge.model import Paradigm, QASeed
 
 
 @dataclass(frozen=True, slots=True)

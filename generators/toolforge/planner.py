@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 
 from synth.generators.toolforge.cases import Case
-from synth.generators.toolforge.model import (
+from synth.generators.toolforge.paradigms import Hop, ParadigmChoice, attribute_words, mentions
+from synth.generators.toolforge.retrieval import SentenceIndex
+from synth.generators.toolforge.toolspace import ToolSpace
+from synth.validators.toolforge.model import (
     DialoguePlan,
     PlannedCall,
     QASeed,
@@ -24,9 +27,6 @@ from synth.generators.toolforge.model import (
     ToolSpec,
     render_observation,
 )
-from synth.generators.toolforge.paradigms import Hop, ParadigmChoice, attribute_words, mentions
-from synth.generators.toolforge.retrieval import SentenceIndex
-from synth.generators.toolforge.toolspace import ToolSpace
 from synth.validators.toolforge.rules import appears, content_words
 
 GENERAL = "general_information"

@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from synth.generators.toolforge.model import Evidence, QASeed
+from synth.validators.toolforge.model import Evidence, QASeed
 
 _STOPWORD_TEXT = (
     "a an the of in on at to for from by with and or but is are was were be been being which who whom whose what "

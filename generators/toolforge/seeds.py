@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from synth.generators.toolforge.model import Passage, QASeed, SubQuestion
-from synth.pipelines.errors import InputError
+from synth.core.errors import InputError
+from synth.validators.toolforge.model import Passage, QASeed, SubQuestion
 
 SHIPPED_FILES: tuple[str, ...] = ("hotpotqa_dev_sample.json", "hotpotqa_train_sample.json", "musique_dev_sample.jsonl")
 _ABBREVIATION_TEXT = (

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from synth.generators.toolforge.model import ToolSpec
+from synth.validators.toolforge.model import ToolSpec
 
 ParamKind = Literal["string", "enum", "array", "integer", "boolean"]
 FALLBACK_FAMILY = "general_information"

@@ -24,10 +24,10 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from synth.generators.toolforge.model import ToolSpec
+from synth.core.errors import ConfigError
 from synth.generators.toolforge.tools import BASE_TOOLS, FAMILIES, KEYWORDS, route_family
 from synth.generators.toolforge.variants import GateSettings, SimilarityGate, gate_variants
-from synth.pipelines.errors import ConfigError
+from synth.validators.toolforge.model import ToolSpec
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _QUERY_HINT = "every ToolForge tool takes a natural-language `query` string (the simulated retrieval is driven by it)"

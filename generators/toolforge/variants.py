@@ -21,7 +21,6 @@ from typing import Any, Literal
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from synth.generators.toolforge.model import ToolSpec
 from synth.generators.toolforge.tools import (
     BASE_TOOLS,
     PROFILE_BY_FAMILY,
@@ -30,6 +29,7 @@ from synth.generators.toolforge.tools import (
     ParamSpec,
     build_parameters,
 )
+from synth.validators.toolforge.model import ToolSpec
 
 VERBS: tuple[str, ...] = (
     "lookup", "finder", "query", "retriever", "explorer", "locator", "fetcher", "seeker", "navigator",

@@ -10,8 +10,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from synth.core.errors import MissingDependencyError, SynthError
 from synth.kernels.levenshtein.reference import levenshtein_numpy
-from synth.pipelines.errors import MissingDependencyError, SynthError
 
 Backend = Literal["rapidfuzz", "numpy", "triton", "auto"]
 BACKENDS: tuple[str, ...] = get_args(Backend)

@@ -7,6 +7,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from synth.core.errors import MissingDependencyError
 from synth.kernels.levenshtein.api import (
     KernelUnavailableError,
     cuda_available,
@@ -14,7 +15,6 @@ from synth.kernels.levenshtein.api import (
     triton_interpreting,
 )
 from synth.kernels.tanimoto.reference import pack_fingerprints, tanimoto_numpy
-from synth.pipelines.errors import MissingDependencyError
 
 Backend = Literal["rdkit", "numpy", "triton", "auto"]
 BACKENDS: tuple[str, ...] = get_args(Backend)

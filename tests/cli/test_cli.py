@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from synth.cli.app import app
+from synth.core.sink import sha256_file, write_json_atomic
 from synth.generators.papyrus.corpus import SAMPLE_ROOT
-from synth.pipelines.sink import sha256_file, write_json_atomic
 
 runner = CliRunner()
 SMALL = ["--set", "generator.levels=[0.05, 0.2]", "--set", "generator.variants=[uniform, confusable]"]

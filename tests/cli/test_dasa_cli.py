@@ -35,15 +35,15 @@ def dataset(cache, tmp_path_factory):
 def test_dataset_loads_and_trains_without_text(dataset, cache):
     import datasets
 
-    from synth.trainers.dasa.base_lm import load_reference
+    from synth.generators.dasa.base_lm import load_reference
+    from synth.generators.dasa.lora import train_lora
     from synth.trainers.dasa.data import load_rows
-    from synth.trainers.dasa.lora import train_lora
 
     table = datasets.load_dataset(str(dataset), split="train", cache_dir=str(cache / "hf"))
     assert table.num_rows == 4
     assert all(a > s for s, a in zip(table["alignment_start"], table["alignment"], strict=True))
     reference = load_reference(cache / "dasa" / "base-lm-seed0-steps40")
-    rows = load_rows(dataset, reference, cache_dir=str(cache / "hf"))
+    rows = load_rows(dataset, reference)
     assert rows.inputs_embeds is not None and rows.inputs_embeds.shape[-1] == 64
     model = train_lora(reference, rows, steps=2, batch_size=2)
     assert any(n for n, p in model.named_parameters() if "lora_B" in n and p.abs().sum() > 0)
@@ -56,7 +56,7 @@ def test_same_seed_gives_byte_identical_shards(dataset, tmp_path):
 
 
 def test_dataset_with_another_reference_model_fails_naming_both(dataset, cache, tmp_path):
-    from synth.trainers.dasa.base_lm import build_base_lm, load_reference
+    from synth.generators.dasa.base_lm import build_base_lm, load_reference
     from synth.trainers.dasa.data import ReferenceMismatchError, load_rows
 
     other = load_reference(build_base_lm(tmp_path / "other", seed=1, steps=1))

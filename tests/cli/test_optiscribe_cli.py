@@ -95,8 +95,8 @@ def test_a_bad_instruction_in_the_config_is_a_one_line_error(tmp_path):
 
 
 def test_export_writes_lp_and_mps_files_that_solve_like_the_rows(dataset, tmp_path):
+    from synth.core.errors import OutputDirError
     from synth.generators.optiscribe.export import export_instances
-    from synth.pipelines.errors import OutputDirError
     from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
 
     report = export_instances(dataset, target=tmp_path / "instances")

@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from synth.cli.toolforge import register
-from synth.generators.toolforge.model import (
+from synth.validators.toolforge.model import (
     ChatMessage,
     DialoguePlan,
     Evidence,
@@ -23,7 +23,7 @@ from synth.generators.toolforge.model import (
     ToolSpec,
     render_observation,
 )
-from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
+from synth.validators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
 
 runner = CliRunner()
 

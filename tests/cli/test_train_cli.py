@@ -7,7 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from synth.cli.train import register
-from synth.pipelines.config import parse_config
+from synth.core.config import parse_config
 from synth.pipelines.execution import run_local
 from synth.pipelines.papyrus import PapyrusConfig
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from synth.pipelines.config import parse_config
+from synth.core.config import parse_config
+from synth.core.sink import sha256_file
 from synth.pipelines.execution import run_local
-from synth.pipelines.sink import sha256_file
 
 pytestmark = pytest.mark.prefect
 

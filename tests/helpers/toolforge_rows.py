@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from synth.generators.toolforge.model import (
+from synth.validators.toolforge.model import (
     ChatMessage,
     DialoguePlan,
     Evidence,
@@ -19,7 +19,7 @@ from synth.generators.toolforge.model import (
     ToolSpec,
     render_observation,
 )
-from synth.generators.toolforge.records import dialogue_row
+from synth.validators.toolforge.records import dialogue_row
 
 SEED = QASeed(
     seed_id="fx-1",

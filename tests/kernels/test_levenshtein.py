@@ -22,6 +22,7 @@ from rapidfuzz.process import cpdist
 from typer.testing import CliRunner
 
 from synth.cli.app import app
+from synth.core.errors import MissingDependencyError
 from synth.kernels.levenshtein import (
     KernelUnavailableError,
     api,
@@ -32,9 +33,8 @@ from synth.kernels.levenshtein import (
     reference,
 )
 from synth.kernels.levenshtein.api import cuda_available, resolve_backend
-from synth.pipelines import bench_levenshtein as bench_module
-from synth.pipelines.bench_levenshtein import bench_levenshtein
-from synth.pipelines.errors import MissingDependencyError
+from synth.kernels.levenshtein.bench import bench_levenshtein
+from synth.kernels.levenshtein import bench as bench_module
 from synth.validators.papyrus import CERVerifier
 
 GREEK = "αβγδεζηθικλμνξοπρστυφχψω"

@@ -1,4 +1,4 @@
-from synth.pipelines.bench import bench_pipeline
+from synth.flows.bench import bench_pipeline
 
 
 def test_bench_reports_ratios_against_a_bare_loop_doing_the_same_work(tmp_path):

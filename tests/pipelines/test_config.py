@@ -1,7 +1,7 @@
 import pytest
 
-from synth.pipelines.config import load_config, parse_config
-from synth.pipelines.errors import ConfigError
+from synth.core.config import load_config, parse_config
+from synth.core.errors import ConfigError
 
 
 def write(tmp_path, text):

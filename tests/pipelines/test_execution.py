@@ -7,10 +7,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from synth.pipelines.config import parse_config
-from synth.pipelines.errors import OutputDirError
+from synth.core.config import parse_config
+from synth.core.errors import OutputDirError
+from synth.core.sink import DatasetDir, sha256_file
 from synth.pipelines.execution import run_local
-from synth.pipelines.sink import DatasetDir, sha256_file
 
 
 def shard_hashes(out):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from synth.pipelines.llm import (
+from synth.core.llm import (
     CachedBackend,
     GenRequest,
     LLMBackend,

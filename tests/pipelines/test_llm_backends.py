@@ -11,11 +11,11 @@ from typing import ClassVar
 
 import pytest
 
+from synth.core.llm import GenRequest, Message, SamplingParams
+from synth.core.llm_backends import BackendError, OpenAIBackend, TransformersBackend
+from synth.core.steps import ShardContext
 from synth.generators.toolforge.generator import LLMSettings, ToolForgeGenerator
 from synth.generators.toolforge.llm_writer import scripted_writer_backend
-from synth.pipelines.llm import GenRequest, Message, SamplingParams
-from synth.pipelines.llm_backends import BackendError, OpenAIBackend, TransformersBackend
-from synth.pipelines.steps import ShardContext
 
 SCRIPTED = scripted_writer_backend()
 
@@ -137,7 +137,7 @@ def test_toolforge_rejects_what_a_model_writer_gets_wrong(tiny_chat_model) -> No
 
 
 def test_vllm_adapter_maps_sampling_and_schema_without_a_gpu() -> None:
-    from synth.pipelines.llm_backends import vllm_sampling_kwargs
+    from synth.core.llm_backends import vllm_sampling_kwargs
 
     schema = {"type": "object", "required": ["messages"]}
     request = GenRequest(

@@ -1,7 +1,7 @@
 import pyarrow as pa
 import pytest
 
-from synth.pipelines.records import (
+from synth.core.records import (
     PROVENANCE_TYPE,
     make_row_id,
     output_schema,

@@ -8,9 +8,9 @@ import time
 
 import yaml
 
-from synth.pipelines.config import load_config
+from synth.core.config import load_config
+from synth.core.sink import sha256_file
 from synth.pipelines.execution import run_local
-from synth.pipelines.sink import sha256_file
 
 CONFIG = {
     "domain": "papyrus",

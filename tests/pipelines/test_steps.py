@@ -2,8 +2,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from synth.pipelines.errors import MissingDependencyError
-from synth.pipelines.steps import ShardContext, Step
+from synth.core.errors import MissingDependencyError
+from synth.core.steps import ShardContext, Step
 
 
 @pytest.mark.parametrize(("items", "shards"), [(10, 3), (3, 5), (0, 2), (17, 17)])

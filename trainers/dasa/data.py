@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import pyarrow.parquet as pq
-
-from synth.trainers.dasa.base_lm import Reference
-from synth.trainers.dasa.lora import TrainRows
+from synth.core.dataset import open_dataset, read_rows
+from synth.generators.dasa.base_lm import Reference
+from synth.generators.dasa.lora import TrainRows
 
 META_MODEL, META_HIDDEN, META_HASH = b"synth.dasa.model_id", b"synth.dasa.hidden_size", b"synth.dasa.embedding_hash"
 
@@ -19,11 +18,7 @@ class ReferenceMismatchError(ValueError):
 
 def check_reference(out: str | Path, reference: Reference) -> None:
     """Raise a one-line error naming both models when `out` was not made with `reference`."""
-    shards = sorted((Path(out) / "data").glob("*.parquet"))
-    if not shards:
-        msg = f"{out}: no Parquet shards under data/"
-        raise FileNotFoundError(msg)
-    meta = pq.read_schema(shards[0]).metadata or {}
+    meta = open_dataset(out, domain="dasa", needs="LoRA on embeddings").schema().metadata or {}
     if META_HASH not in meta:
         msg = f"{out}: not a DASA dataset (no `synth.dasa.embedding_hash` in the schema metadata)"
         raise ReferenceMismatchError(msg)
@@ -38,17 +33,16 @@ def check_reference(out: str | Path, reference: Reference) -> None:
         raise ReferenceMismatchError(msg)
 
 
-def load_rows(
-    out: str | Path, reference: Reference, *, inputs: Literal["embeds", "ids"] = "embeds", cache_dir: str | None = None
-) -> TrainRows:
-    """Training rows of a DASA/GRADMM dataset via `datasets.load_dataset(out)`; `ids` uses the token column."""
-    import datasets
+def load_rows(out: str | Path, reference: Reference, *, inputs: Literal["embeds", "ids"] = "embeds") -> TrainRows:
+    """Training rows of a DASA/GRADMM dataset (through the dataset API); `ids` uses the token column."""
+    import torch
 
     check_reference(out, reference)
     columns = ["labels", "attention_mask", "input_ids" if inputs == "ids" else "inputs_embeds"]
-    dataset = datasets.load_dataset(str(out), split="train", cache_dir=cache_dir)
-    table = dataset.select_columns(columns).with_format("torch")[:]
-    labels, mask = table["labels"], table["attention_mask"].long()
+    frame = read_rows(out, columns=columns, domain="dasa", needs="LoRA on embeddings")
+    labels = torch.tensor(frame["labels"].to_list())
+    mask = torch.tensor(frame["attention_mask"].to_list()).long()
     if inputs == "ids":
-        return TrainRows(labels=labels, attention_mask=mask, input_ids=table["input_ids"])
-    return TrainRows(labels=labels, attention_mask=mask, inputs_embeds=table["inputs_embeds"].float())
+        return TrainRows(labels=labels, attention_mask=mask, input_ids=torch.tensor(frame["input_ids"].to_list()))
+    embeds = torch.tensor(frame["inputs_embeds"].to_list()).float()
+    return TrainRows(labels=labels, attention_mask=mask, inputs_embeds=embeds)

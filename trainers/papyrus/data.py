@@ -11,7 +11,7 @@ from typing import Literal
 
 import polars as pl
 
-from synth.pipelines.errors import InputError
+from synth.core.errors import InputError
 
 Split = Literal["train", "validation", "test"]
 SPLITS: tuple[Split, ...] = ("train", "validation", "test")
@@ -32,11 +32,11 @@ def read_papyrus_dataset(path: str | Path) -> pl.DataFrame:
         >>> read_papyrus_dataset("/nonexistent/papyrus")
         Traceback (most recent call last):
         ...
-        synth.pipelines.errors.InputError: /nonexistent/papyrus: dataset directory not found
+        synth.core.errors.InputError: /nonexistent/papyrus: dataset directory not found
     """
-    from synth.pipelines.inspection import read_domain_frame
+    from synth.core.dataset import read_rows
 
-    return read_domain_frame(path, domain="papyrus", columns=REQUIRED_COLUMNS)
+    return read_rows(path, domain="papyrus", columns=REQUIRED_COLUMNS, needs="the papyrus trainers")
 
 
 def check_frame_columns(frame: pl.DataFrame) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from synth.pipelines.errors import ConfigError, InputError, read_json_file
+from synth.core.errors import ConfigError, InputError, read_json_file
 from synth.trainers.papyrus.data import (
     CER_TOLERANCE,
     SPLITS,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from synth.pipelines.errors import ConfigError
+from synth.core.errors import ConfigError
 
 TaskName = Literal["literary", "doctype", "subtype", "dating"]
 Objective = Literal["classification", "regression"]

@@ -53,9 +53,11 @@ def read_sft_rows(dataset_dir: str | Path) -> list[dict[str, Any]]:
 
     Raises `InputError` when there are no shards or a required column is missing (naming it).
     """
-    from synth.pipelines.sink import read_kept_rows
+    from synth.core.dataset import read_records
 
-    return read_kept_rows(dataset_dir, required=REQUIRED_COLUMNS, optional=("id", "seed_id", "plan"), needs="SFT")
+    return read_records(
+        dataset_dir, columns=REQUIRED_COLUMNS, optional=("id", "seed_id", "plan"), domain="toolforge", needs="SFT"
+    )
 
 
 def _arguments(value: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from synth.trainers.dasa.base_lm import seeded
+from synth.generators.dasa.base_lm import seeded
 from synth.trainers.sft.chat_template import IM_END, PAD, SPECIAL_TOKENS, TAG_TOKENS, TOOL_CHAT_TEMPLATE
 
 

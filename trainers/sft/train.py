@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth.pipelines.errors import InputError, OutputDirError
+from synth.core.errors import InputError, OutputDirError
 from synth.trainers.sft.chat_template import ensure_tool_template
 from synth.trainers.sft.data import (
     IGNORE,

@@ -9,12 +9,11 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from synth.generators.lob.book import BookError, ReasonCode
-from synth.generators.lob.generator import INITIAL_COLUMNS, MESSAGE_COLUMNS
-from synth.generators.lob.lobster import LobsterMessage
-from synth.generators.lob.replay import Replayer
-from synth.pipelines.records import Verdict
-from synth.pipelines.steps import Verifier
+from synth.core.records import Verdict
+from synth.core.steps import Verifier
+from synth.validators.lob.book import BookError, ReasonCode
+from synth.validators.lob.engine import Replayer
+from synth.validators.lob.lobster import INITIAL_COLUMNS, MESSAGE_COLUMNS, LobsterMessage
 
 SHOWN_REASONS = 5
 

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from synth.pipelines.records import Verdict
-from synth.pipelines.steps import Verifier
+from synth.core.records import Verdict
+from synth.core.steps import Verifier
 from synth.validators.marco.answers import extract_smiles
 from synth.validators.marco.evaluator import Evaluation, MoleculeEvaluator, SourceProfile
 from synth.validators.marco.reward import RewardSettings, turn_reward

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from synth.pipelines.records import Verdict
-from synth.pipelines.steps import Verifier
+from synth.core.records import Verdict
+from synth.core.steps import Verifier
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
 from synth.validators.optiscribe.reading import ModelTextError, read_model_text
 from synth.validators.optiscribe.reward import RewardSettings, compute_reward, hardness_score, is_trivial

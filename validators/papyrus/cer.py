@@ -8,10 +8,10 @@ from typing import ClassVar, Literal, get_args
 
 import pyarrow as pa
 
+from synth.core.errors import MissingDependencyError
+from synth.core.records import Verdict
+from synth.core.steps import Verifier
 from synth.kernels.levenshtein import levenshtein_batch, missing_triton_requirement
-from synth.pipelines.errors import MissingDependencyError
-from synth.pipelines.records import Verdict
-from synth.pipelines.steps import Verifier
 
 Kernel = Literal["rapidfuzz", "triton"]
 

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from synth.generators.toolforge.records import MESSAGE_TYPE
 from synth.validators.toolforge.corruptions import OPERATORS, CorruptionOperator, apply_action
 from synth.validators.toolforge.mcts import MinedNegative, messages_hash, mine_negatives, row_key
+from synth.validators.toolforge.records import MESSAGE_TYPE
 from synth.validators.toolforge.verifiers import LAYERS, validate_row
 
 EMPTY_MESSAGE: dict[str, Any] = {

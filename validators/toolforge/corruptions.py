@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.toolforge.model import parse_observation
 from synth.validators.toolforge.judge import failed_calls_by_turn, judged_calls, states_failure
+from synth.validators.toolforge.model import parse_observation
 from synth.validators.toolforge.rules import (
     YES_NO,
     Msg,

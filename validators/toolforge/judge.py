@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.toolforge.model import FAILED_KINDS, parse_observation
-from synth.pipelines.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend, schema_errors
+from synth.core.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend, schema_errors
+from synth.validators.toolforge.model import FAILED_KINDS, parse_observation
 from synth.validators.toolforge.rules import Msg, appears, names, normalize, read_messages, read_plan, strip_answer
 
 _FAILURE_TEXT = (

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth.generators.toolforge.model import FAILED_KINDS, PlannedCall, parse_observation, render_observation
-from synth.generators.toolforge.records import plan_calls_from_rows
+from synth.validators.toolforge.model import FAILED_KINDS, PlannedCall, parse_observation, render_observation
+from synth.validators.toolforge.records import plan_calls_from_rows
 
 SHOWN = 6
 YES_NO = frozenset({"yes", "no"})

@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
-from synth.pipelines.records import Verdict
-from synth.pipelines.steps import Verifier
+from synth.core.records import Verdict
+from synth.core.steps import Verifier
 from synth.validators.toolforge.judge import LLMJudge, check_judge, judge_row, scripted_judge_backend
 from synth.validators.toolforge.rules import LAYER_REPORTS, Report, run_report
 

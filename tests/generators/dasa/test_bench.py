@@ -32,7 +32,7 @@ def test_bench_reports_every_condition_and_the_synthesis_cost(base_lm_dir):
 
 def test_isolated_synthesis_returns_the_same_rows_as_in_process(reference, base_lm_dir):
     from synth.generators.dasa.synthesize import DasaSettings
-    from synth.trainers.dasa.tasks import make_pairs
+    from synth.generators.dasa.tasks import make_pairs
 
     train = make_pairs("shift", 8, seed=0)
     settings = DasaSettings(steps=1, groups=1)

@@ -1,6 +1,6 @@
 import pytest
 
-from synth.trainers.dasa.tasks import make_pairs
+from synth.generators.dasa.tasks import make_pairs
 
 torch = pytest.importorskip("torch")
 objective = pytest.importorskip("synth.generators.dasa.objective")
@@ -8,7 +8,7 @@ synthesize = pytest.importorskip("synth.generators.dasa.synthesize")
 
 
 def activations(reference, pairs, *, targets=("q_proj", "down_proj")):
-    from synth.trainers.dasa.base_lm import encode_pairs
+    from synth.generators.dasa.base_lm import encode_pairs
 
     ids, labels, mask = encode_pairs(pairs, reference.tokenizer)
     for p in reference.model.parameters():

@@ -1,6 +1,6 @@
 import pytest
 
-from synth.trainers.dasa.tasks import make_pairs
+from synth.generators.dasa.tasks import make_pairs
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
@@ -9,7 +9,7 @@ synthesize = pytest.importorskip("synth.generators.dasa.synthesize")
 
 
 def token_rows(reference, n=16):
-    from synth.trainers.dasa.lora import rows_from_pairs
+    from synth.generators.dasa.lora import rows_from_pairs
 
     return rows_from_pairs(make_pairs("shift", n, seed=0), reference.tokenizer)
 
@@ -22,8 +22,8 @@ def test_checkpoints_start_at_the_reference_and_refuse_impossible_requests():
 
 
 def test_source_trajectory_records_lora_updates_and_leaves_the_reference_unchanged(reference):
-    from synth.trainers.dasa.base_lm import embedding_hash
-    from synth.trainers.dasa.lora import LORA_TARGETS
+    from synth.generators.dasa.base_lm import embedding_hash
+    from synth.generators.dasa.lora import LORA_TARGETS
 
     before = {n: p.detach().clone() for n, p in reference.model.named_parameters()}
     deltas = trajectory.source_trajectory(
@@ -40,8 +40,8 @@ def test_source_trajectory_records_lora_updates_and_leaves_the_reference_unchang
 
 
 def test_shifted_weights_are_the_merged_adapter_and_come_back_exactly(reference):
+    from synth.generators.dasa.lora import LORA_TARGETS, train_lora
     from synth.generators.dasa.objective import target_modules
-    from synth.trainers.dasa.lora import LORA_TARGETS, train_lora
 
     rows = token_rows(reference)
     deltas = trajectory.source_trajectory(reference, rows, at=[4], rank=4, lr=3e-3, batch_size=8, seed=1)[4]
@@ -80,7 +80,7 @@ def test_prompt_only_optimisation_keeps_the_response_inputs_on_their_tokens(refe
     settings = synthesize.DasaSettings(steps=4, groups=2, optimise="prompt")
     rows = synthesize.synthesize_dasa(reference, source, m=4, settings=settings, seed=0)
     weight = reference.model.get_input_embeddings().weight.detach()
-    from synth.trainers.dasa.base_lm import encode_pairs
+    from synth.generators.dasa.base_lm import encode_pairs
 
     ids, _, _ = encode_pairs(source, reference.tokenizer)
     start = weight[ids[torch.tensor(rows.source_index)]]

@@ -1,13 +1,13 @@
 import pytest
 
-from synth.trainers.dasa.tasks import make_pairs
+from synth.generators.dasa.tasks import make_pairs
 
 torch = pytest.importorskip("torch")
 admm = pytest.importorskip("synth.generators.gradmm.admm")
 
 
 def test_projection_of_token_embeddings_returns_the_tokens_and_lm_choice_raises_likelihood(reference):
-    from synth.trainers.dasa.base_lm import encode_pairs
+    from synth.generators.dasa.base_lm import encode_pairs
 
     ids, _, mask = encode_pairs(make_pairs("copy", 6, seed=0), reference.tokenizer)
     weight = reference.model.get_input_embeddings().weight.detach()

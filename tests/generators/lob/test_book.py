@@ -2,7 +2,7 @@
 
 import pytest
 
-from synth.generators.lob.book import BUY, SELL, BookError, LimitOrderBook
+from synth.validators.lob.book import BUY, SELL, BookError, LimitOrderBook
 
 
 def _book() -> LimitOrderBook:

@@ -16,9 +16,9 @@ from synth.generators.lob import (
     read_messages,
     read_orderbook,
 )
-from synth.generators.lob.replay import replay
+from synth.validators.lob.engine import replay
 
-fast_replay = pytest.importorskip("synth.generators.lob.fast_replay")
+fast_replay = pytest.importorskip("synth.validators.lob.fast_replay")
 pytest.importorskip("numba")
 
 AAPL = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
+from synth.core.errors import InputError
 from synth.generators.lob import SAMPLE_DIR, LimitOrderBook, read_messages, read_orderbook
-from synth.generators.lob.book import BUY, SELL
 from synth.generators.lob.correction import CorrectionSampler
 from synth.generators.lob.fields import Categorical, QuantileTable, context_index, spread_bucket
 from synth.generators.lob.fit import fit_lob_model
@@ -17,8 +17,8 @@ from synth.generators.lob.pointer import FEATURES, PointerModel, candidates, fit
 from synth.generators.lob.rollout import make_sampler, run_rollout
 from synth.generators.lob.samplers import FreeFormMessage
 from synth.generators.lob.state import InitialOrder, MarketState
-from synth.pipelines.errors import InputError
 from synth.validators.lob import replay_rollout
+from synth.validators.lob.book import BUY, SELL
 
 AMZN = SAMPLE_DIR / "AMZN_2012-06-21_34200000_57600000"
 

@@ -4,6 +4,7 @@ import gzip
 
 import pytest
 
+from synth.core.errors import InputError
 from synth.generators.lob import (
     SAMPLE_DIR,
     LobsterMessage,
@@ -12,7 +13,6 @@ from synth.generators.lob import (
     write_messages,
     write_orderbook,
 )
-from synth.pipelines.errors import InputError
 
 AAPL = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"
 AMZN = SAMPLE_DIR / "AMZN_2012-06-21_34200000_57600000"

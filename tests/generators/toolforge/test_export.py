@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from synth.core.errors import InputError, OutputDirError
 from synth.generators.toolforge.export import (
     BFCL_ANSWER_DIR,
     export_dataset,
@@ -19,7 +20,7 @@ from synth.generators.toolforge.export import (
     to_hermes,
     to_openai,
 )
-from synth.generators.toolforge.model import (
+from synth.validators.toolforge.model import (
     ChatMessage,
     DialoguePlan,
     Evidence,
@@ -30,8 +31,7 @@ from synth.generators.toolforge.model import (
     ToolSpec,
     render_observation,
 )
-from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row, messages_from_rows
-from synth.pipelines.errors import InputError, OutputDirError
+from synth.validators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row, messages_from_rows
 
 SEARCH = ToolSpec(
     "wiki_search",

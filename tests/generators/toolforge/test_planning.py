@@ -8,12 +8,12 @@ import pytest
 
 from synth.generators.toolforge.cases import Case
 from synth.generators.toolforge.compose import compose_scripted
-from synth.generators.toolforge.model import FAILED_KINDS, Passage, QASeed, SubQuestion, parse_observation
 from synth.generators.toolforge.paradigms import choose_paradigm, mentions
 from synth.generators.toolforge.planner import build_plan
 from synth.generators.toolforge.retrieval import SentenceIndex
 from synth.generators.toolforge.seeds import read_seed_file, seed_files
 from synth.generators.toolforge.toolspace import ToolSpace
+from synth.validators.toolforge.model import FAILED_KINDS, Passage, QASeed, SubQuestion, parse_observation
 
 FILLER = tuple(Passage(f"Filler {i}", (f"Filler {i} is a village.", f"It has {i} farms.")) for i in range(6))
 

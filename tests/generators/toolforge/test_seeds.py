@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from synth.core.errors import InputError
 from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files, split_sentences
-from synth.pipelines.errors import InputError
 
 HOTPOT = {
     "_id": "h1",

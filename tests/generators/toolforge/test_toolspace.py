@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from synth.core.errors import ConfigError
 from synth.generators.toolforge import tools, toolspace
 from synth.generators.toolforge.tools import BASE_TOOLS, FAMILIES
 from synth.generators.toolforge.toolspace import ToolSpace, load_user_tools
-from synth.pipelines.errors import ConfigError
 
 QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 RECIPE = {

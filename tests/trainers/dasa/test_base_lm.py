@@ -1,14 +1,14 @@
 import pytest
 
-from synth.trainers.dasa.base_lm import (
+from synth.generators.dasa.base_lm import (
     IGNORE,
     ByteTokenizer,
     build_base_lm,
     encode_pairs,
     load_reference,
 )
-from synth.trainers.dasa.lora import source_loss
-from synth.trainers.dasa.tasks import make_pairs, split_pairs
+from synth.generators.dasa.lora import source_loss
+from synth.generators.dasa.tasks import make_pairs, split_pairs
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")

@@ -1,7 +1,7 @@
 import pytest
 
-from synth.trainers.dasa.lora import TrainRows, rows_from_pairs, source_loss, train_lora
-from synth.trainers.dasa.tasks import make_pairs
+from synth.generators.dasa.lora import TrainRows, rows_from_pairs, source_loss, train_lora
+from synth.generators.dasa.tasks import make_pairs
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("peft")

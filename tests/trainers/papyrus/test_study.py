@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
 
-from synth.trainers.papyrus.study import StudySettings, run_study
+from synth.pipelines.papyrus_study import StudySettings, run_study
 
 
 def test_study_writes_tables_plots_and_json_with_thresholds(tmp_path):

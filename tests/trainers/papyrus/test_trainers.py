@@ -9,8 +9,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from synth.pipelines.config import parse_config
-from synth.pipelines.errors import ConfigError, InputError, MissingDependencyError
+from synth.core.config import parse_config
+from synth.core.errors import ConfigError, InputError, MissingDependencyError
 from synth.pipelines.execution import run_local
 from synth.pipelines.papyrus import PapyrusConfig
 from synth.trainers.papyrus.data import (

@@ -12,7 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from synth.generators.toolforge.model import (
+from synth.core.errors import InputError
+from synth.trainers.sft.chat_template import TOOL_CHAT_TEMPLATE, ensure_tool_template, supports_tools
+from synth.trainers.sft.data import IGNORE, encode_dialogue, encode_prompt, split_examples, to_examples
+from synth.trainers.sft.tiny import build_tiny_tokenizer
+from synth.trainers.sft.train import METRICS_FILE, parse_first_tool_call, train_sft
+from synth.validators.toolforge.model import (
     ChatMessage,
     DialoguePlan,
     Evidence,
@@ -23,12 +28,7 @@ from synth.generators.toolforge.model import (
     ToolSpec,
     render_observation,
 )
-from synth.generators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
-from synth.pipelines.errors import InputError
-from synth.trainers.sft.chat_template import TOOL_CHAT_TEMPLATE, ensure_tool_template, supports_tools
-from synth.trainers.sft.data import IGNORE, encode_dialogue, encode_prompt, split_examples, to_examples
-from synth.trainers.sft.tiny import build_tiny_tokenizer
-from synth.trainers.sft.train import METRICS_FILE, parse_first_tool_call, train_sft
+from synth.validators.toolforge.records import TOOLFORGE_SCHEMA, dialogue_row
 
 
 def _tool(name: str, argument: str) -> ToolSpec:

@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("pyscipopt")
 pytest.importorskip("ortools")
 
+from synth.core.records import score_column
 from synth.generators.optiscribe.generator import OPTISCRIBE_SCHEMA, candidate_row
 from synth.generators.optiscribe.selfplay import SelfPlaySettings, run_selfplay
-from synth.pipelines.records import score_column
 from synth.validators.optiscribe import InstructionVerifier, OrtoolsVerifier, RewardVerifier, ScipVerifier
 from synth.validators.optiscribe.scip import ScipSettings
 

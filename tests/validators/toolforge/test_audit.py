@@ -7,10 +7,10 @@ import pyarrow as pa
 import pytest
 from toolforge_rows import clean_row, fixture_rows, wrong_arguments_row
 
-from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.validators.toolforge.audit import NEGATIVES_SCHEMA, mine_all, negatives_table, run_audit
 from synth.validators.toolforge.corruptions import apply_action
 from synth.validators.toolforge.mcts import MinedNegative
+from synth.validators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.validators.toolforge.verifiers import LAYERS, TOOLFORGE_BASELINE_LAYERS, build_verifiers, validate_row
 
 
@@ -69,7 +69,7 @@ def test_layer_verifiers_declare_reads_and_agree_with_validate_row() -> None:
 @pytest.mark.parametrize(("writer", "limit"), [("scripted", 8), ("llm", 3)])
 def test_generated_dialogues_pass(writer: str, limit: int) -> None:
     generator = pytest.importorskip("synth.generators.toolforge.generator")
-    from synth.pipelines.steps import ShardContext
+    from synth.core.steps import ShardContext
 
     step = generator.ToolForgeGenerator(name="toolforge", limit=limit, writer=writer)
     ctx = ShardContext(seed=0, shard_index=0, num_shards=1, config_hash="test")

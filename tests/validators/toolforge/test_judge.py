@@ -7,8 +7,7 @@ import json
 import pyarrow as pa
 from toolforge_rows import clean_row, fixture_rows, wrong_arguments_row
 
-from synth.generators.toolforge.records import TOOLFORGE_SCHEMA
-from synth.pipelines.llm import GenRequest, GenResult
+from synth.core.llm import GenRequest, GenResult
 from synth.validators.toolforge.judge import (
     LLMJudge,
     check_judge,
@@ -17,6 +16,7 @@ from synth.validators.toolforge.judge import (
     scripted_judge_backend,
     states_failure,
 )
+from synth.validators.toolforge.records import TOOLFORGE_SCHEMA
 from synth.validators.toolforge.verifiers import build_verifiers
 
 

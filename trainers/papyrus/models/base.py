@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
 
-from synth.pipelines.errors import ConfigError, InputError, MissingDependencyError, read_json_file
+from synth.core.errors import ConfigError, InputError, MissingDependencyError, read_json_file
 
 Objective = Literal["classification", "regression"]
 MODEL_FILE = "model.json"

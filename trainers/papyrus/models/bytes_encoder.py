@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.pipelines.errors import ConfigError, InputError
+from synth.core.errors import ConfigError, InputError
 from synth.trainers.papyrus.models.base import Objective, check_requirements
 from synth.trainers.papyrus.models.torch_model import TorchTextModel, check_loop_params
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.pipelines.errors import ConfigError
+from synth.core.errors import ConfigError
 from synth.trainers.papyrus.models.torch_model import TorchTextModel, check_loop_params
 
 PAD, UNKNOWN = 0, 1

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.pipelines.errors import ConfigError
+from synth.core.errors import ConfigError
 from synth.trainers.papyrus.models.base import TextModel
 from synth.trainers.papyrus.tasks import century
 

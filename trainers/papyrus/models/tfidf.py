@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from synth.pipelines.errors import ConfigError
+from synth.core.errors import ConfigError
 from synth.trainers.papyrus.models.base import TextModel
 
 PIPELINE_FILE = "pipeline.joblib"

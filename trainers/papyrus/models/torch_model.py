@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.pipelines.errors import ConfigError
+from synth.core.errors import ConfigError
 from synth.trainers.papyrus.models.base import TextModel
 
 

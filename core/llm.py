@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from synth.pipelines.records import canonical_json, stable_seed
+from synth.core.records import canonical_json, stable_seed
 
 Role = Literal["system", "user", "assistant", "tool"]
 

@@ -12,13 +12,24 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from synth.pipelines.errors import InputError
+from synth.core.errors import InputError
 
 MESSAGE_FIELDS = ("time", "type", "order_id", "size", "price", "direction")
 LEVEL_FIELDS = ("ask_price", "ask_size", "bid_price", "bid_size")
 EMPTY_ASK_PRICE = 9999999999
 EMPTY_BID_PRICE = -9999999999
 EVENT_TYPES = frozenset(range(1, 8))
+
+# Column names of a rollout row: one list column per LOBSTER message field, and the initial book's orders.
+MESSAGE_COLUMNS = ("time", "type", "order_id", "size", "price", "direction")
+INITIAL_COLUMNS = (
+    "initial_order_id",
+    "initial_side",
+    "initial_price",
+    "initial_size",
+    "initial_time",
+    "initial_unseen",
+)
 
 
 class LobsterMessage(NamedTuple):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth.trainers.dasa.tasks import BASE_TASKS, make_pairs
+from synth.generators.dasa.tasks import BASE_TASKS, make_pairs
 
 if TYPE_CHECKING:
     import torch

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.lob.book import ReasonCode
-from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
-from synth.generators.lob.replay import ReplayReport, undo_first_message
+from synth.validators.lob.book import ReasonCode
+from synth.validators.lob.engine import ReplayReport, undo_first_message
+from synth.validators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
 
 try:
     from numba import njit
@@ -1090,7 +1090,7 @@ def _python_with_rows(
     resync: bool = False,
 ) -> tuple[ReplayReport, np.ndarray]:
     """The Python engine, for input the arrays cannot hold exactly."""
-    from synth.generators.lob.replay import replay
+    from synth.validators.lob.engine import replay
 
     rows: list[tuple[int, ...]] = []
     final: list[Any] = [()]
@@ -1102,7 +1102,7 @@ def _python_with_rows(
 
     report = replay(messages, orderbook=orderbook, mode="strict", after_message=after, resync=resync)
     if not messages:
-        from synth.generators.lob.book import LimitOrderBook
+        from synth.validators.lob.book import LimitOrderBook
 
         final[0] = LimitOrderBook().snapshot(levels)
     if every_message:

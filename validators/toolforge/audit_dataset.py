@@ -14,8 +14,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from synth.pipelines.errors import OutputDirError
-from synth.pipelines.sink import read_kept_rows, write_json_atomic
+from synth.core.dataset import read_records
+from synth.core.errors import OutputDirError
+from synth.core.sink import write_json_atomic
 
 AUDIT_COLUMNS = ("messages", "plan", "tools", "supporting")
 CARD = """---
@@ -58,7 +59,9 @@ def write_negatives(
     if out.exists() and any(out.iterdir()) and not overwrite:
         msg = f"{out}: exists and is not empty (use --overwrite to replace it)"
         raise OutputDirError(msg)
-    audited = spread(read_kept_rows(dataset, required=AUDIT_COLUMNS, optional=None, needs="the audit"), rows)
+    audited = spread(
+        read_records(dataset, columns=AUDIT_COLUMNS, optional=None, domain="toolforge", needs="the audit"), rows
+    )
     mined = mine_all(audited, layers=LAYERS, iterations=iterations, seed=seed)
     report = run_audit(
         audited, layers=LAYERS, iterations=iterations, seed=seed, random_per_row=random_per_row, mined=mined

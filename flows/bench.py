@@ -19,11 +19,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import synth
-from synth.pipelines.config import PipelineConfig, parse_config
+from synth.core.config import PipelineConfig, parse_config
+from synth.core.records import score_column, verdict_column, verdict_type
+from synth.core.sink import PARQUET_OPTIONS
 from synth.pipelines.execution import run_local
-from synth.pipelines.records import score_column, verdict_column, verdict_type
 from synth.pipelines.runner import build_pipeline
-from synth.pipelines.sink import PARQUET_OPTIONS
 
 LOCAL_GOAL = 1.05
 

@@ -15,7 +15,7 @@ from bisect import bisect_left, insort
 from collections import OrderedDict
 from typing import Literal
 
-from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE
+from synth.validators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE
 
 ReasonCode = Literal[
     "unknown_id",

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from synth.core.steps import ShardContext
 from synth.generators.toolforge.generator import ToolForgeGenerator
-from synth.pipelines.steps import ShardContext
 
 
 def _generate(writer: str, *, seeds: Sequence[str], limit: int | None, seed: int) -> tuple[list[dict], list, float]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import synth
-from synth.pipelines.config import PipelineConfig
+from synth.core.config import PipelineConfig
 
 MANIFEST_FORMAT = "synth-manifest/1"
 

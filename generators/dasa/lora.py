@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from synth.trainers.dasa.base_lm import Reference, Tokenizer, encode_pairs, seeded
+from synth.generators.dasa.base_lm import Reference, Tokenizer, encode_pairs, seeded
 
 if TYPE_CHECKING:
     import torch

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synth.pipelines.errors import InputError, OutputDirError
-from synth.pipelines.runner import Pipeline, ShardStats
+from synth.core.errors import OutputDirError
+from synth.core.shard import BatchOutput, ShardStats
 
 DATA_DIR = "data"
 REJECTED_DIR = "rejected"
@@ -53,29 +53,6 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def read_kept_rows(
-    dataset: str | Path, *, required: Sequence[str], optional: Sequence[str] | None = (), needs: str = "this command"
-) -> list[dict[str, Any]]:
-    """The kept rows of a synth dataset directory (`required` + present `optional` columns; every column when
-    `optional` is None), in shard order.
-
-    Raises `InputError` naming the directory when it has no shards, or naming the first missing required column
-    and what `needs` it.
-    """
-    root = Path(dataset)
-    files = sorted((root / DATA_DIR).glob(f"{SPLIT}-*.parquet"))
-    if not files:
-        msg = f"{root}: no data shards ({DATA_DIR}/{SPLIT}-*.parquet); is this a synth dataset directory?"
-        raise InputError(msg)
-    names = set(pq.read_schema(files[0]).names)
-    missing = [column for column in required if column not in names]
-    if missing:
-        msg = f"{root}: column `{missing[0]}` is missing; {needs} needs {', '.join(f'`{c}`' for c in required)}"
-        raise InputError(msg)
-    columns = None if optional is None else list(dict.fromkeys([*required, *(c for c in optional if c in names)]))
-    return [row for file in files for row in pq.read_table(file, columns=columns).to_pylist()]
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -214,25 +191,28 @@ class DatasetDir:
 
     def write_shard(
         self,
-        pipeline: Pipeline,
         index: int,
+        num_shards: int,
         *,
+        schema: pa.Schema,
+        rejected_schema: pa.Schema,
+        outputs: Iterable[BatchOutput],
+        stats: ShardStats,
         on_batch: Callable[[int], None] | None = None,
     ) -> dict[str, Any]:
-        """Run shard `index` of `pipeline`, stream it into Parquet, rename into place and record it."""
-        num_shards = pipeline.config.shards
+        """Stream `outputs` (which fill `stats`) into shard `index`'s Parquet files, rename them into place and
+        write the shard's completion record."""
         self.remove_stale(index, num_shards)
         for directory in (self.data_dir, self.rejected_dir, self.records_dir):
             directory.mkdir(parents=True, exist_ok=True)
         data, rejected = self.shard_paths(index, num_shards)
         tmp_data = data.with_name(f".{data.name}.tmp-{os.getpid()}")
         tmp_rejected = rejected.with_name(f".{rejected.name}.tmp-{os.getpid()}")
-        stats = ShardStats()
         with (
-            pq.ParquetWriter(tmp_data, pipeline.schema, **PARQUET_OPTIONS) as kept_writer,
-            pq.ParquetWriter(tmp_rejected, pipeline.rejected_schema, **PARQUET_OPTIONS) as rejected_writer,
+            pq.ParquetWriter(tmp_data, schema, **PARQUET_OPTIONS) as kept_writer,
+            pq.ParquetWriter(tmp_rejected, rejected_schema, **PARQUET_OPTIONS) as rejected_writer,
         ):
-            for output in pipeline.run_shard(index, stats):
+            for output in outputs:
                 _write_nonempty(kept_writer, output.kept)
                 _write_nonempty(rejected_writer, output.rejected)
                 if on_batch is not None:

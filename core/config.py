@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
-from synth.pipelines.errors import ConfigError
-from synth.pipelines.records import canonical_json
+from synth.core.errors import ConfigError
+from synth.core.records import canonical_json
 
 Engine = Literal["local", "prefect"]
 TaskRunner = Literal["threads", "processes", "dask"]
@@ -100,7 +100,7 @@ def format_validation_error(error: ValidationError, *, source: str, prefix: str 
 
 def parse_config(data: Any, *, source: str = "<config>") -> PipelineConfig:
     """Validate `data` into a `PipelineConfig` whose `generator` section is checked by its domain."""
-    from synth.pipelines.registry import get_domain
+    from synth.core.registry import get_domain
 
     if not isinstance(data, dict):
         msg = f"{source}: expected a mapping at the top level, got {type(data).__name__}"

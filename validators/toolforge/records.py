@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from synth.generators.toolforge.model import (
+from synth.validators.toolforge.model import (
     ChatMessage,
     DialoguePlan,
     Evidence,

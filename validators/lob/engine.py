@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from synth.generators.lob.book import BUY, SELL, BookError, LimitOrderBook, ReasonCode
-from synth.generators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
+from synth.validators.lob.book import BUY, SELL, BookError, LimitOrderBook, ReasonCode
+from synth.validators.lob.lobster import EMPTY_ASK_PRICE, EMPTY_BID_PRICE, LobsterMessage, OrderbookRow
 
 ReplayMode = Literal["strict", "lenient"]
 ReplayEngine = Literal["python", "numba"]
@@ -374,7 +374,7 @@ def _replay_compiled(
     if any(hook is not None for hook in hooked):
         msg = "engine='numba' takes no before_message/after_message hooks; use engine='python'"
         raise ValueError(msg)
-    from synth.generators.lob.fast_replay import replay_strict_fast  # numba is optional: imported on demand
+    from synth.validators.lob.fast_replay import replay_strict_fast  # numba is optional: imported on demand
 
     return replay_strict_fast(messages, orderbook=orderbook, resync=resync)
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from synth.pipelines.errors import InputError, MissingDependencyError, SynthError
-from synth.pipelines.llm import CachedBackend, GenRequest, GenResult, LLMBackend, ResponseCache, schema_errors
-from synth.pipelines.records import stable_seed
+from synth.core.errors import InputError, MissingDependencyError, SynthError
+from synth.core.llm import CachedBackend, GenRequest, GenResult, LLMBackend, ResponseCache, schema_errors
+from synth.core.records import stable_seed
 
 BackendKind = Literal["scripted", "transformers", "vllm", "openai"]
 

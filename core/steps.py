@@ -18,8 +18,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from synth.pipelines.errors import MissingDependencyError
-from synth.pipelines.records import Verdict, stable_seed
+from synth.core.errors import MissingDependencyError
+from synth.core.records import Verdict, stable_seed
 
 T = TypeVar("T")
 

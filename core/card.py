@@ -8,8 +8,8 @@ from typing import Any
 import yaml
 from huggingface_hub import DatasetCardData
 
-from synth.pipelines.registry import DomainSpec
-from synth.pipelines.sink import DATA_DIR, REJECTED_DIR, SPLIT
+from synth.core.registry import DomainSpec
+from synth.core.sink import DATA_DIR, REJECTED_DIR, SPLIT
 
 
 def card_header(manifest: Mapping[str, Any], domain: DomainSpec) -> str:

@@ -1,25 +1,23 @@
-"""The domain registry: each domain module exposes a `DOMAIN` spec; modules load on first use."""
+"""The domain registry: domains are entry points of the `synth.domains` group, loaded on first use.
+
+A domain package declares `[project.entry-points."synth.domains"] NAME = "module:DOMAIN"` in its pyproject, so
+spawned worker processes and third-party packages see it; `register_domain` adds one in this process only.
+"""
 
 from __future__ import annotations
 
-import importlib
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from pydantic import BaseModel
 
-from synth.pipelines.errors import ConfigError
-from synth.pipelines.steps import Generator, Verifier
+from synth.core.errors import ConfigError
+from synth.core.steps import Generator, Verifier
 
-DOMAIN_MODULES: dict[str, str] = {
-    "dasa": "synth.pipelines.dasa",
-    "lob": "synth.pipelines.lob",
-    "marco": "synth.pipelines.marco",
-    "optiscribe": "synth.pipelines.optiscribe",
-    "papyrus": "synth.pipelines.papyrus",
-    "toolforge": "synth.pipelines.toolforge",
-}
+ENTRY_POINT_GROUP = "synth.domains"
 
 
 @dataclass(frozen=True)
@@ -44,19 +42,26 @@ def register_domain(spec: DomainSpec) -> None:
     _REGISTERED[spec.name] = spec
 
 
+@functools.cache
+def _entry_points() -> dict[str, EntryPoint]:
+    return {point.name: point for point in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def list_domains() -> list[str]:
     """Names of all registered domains, sorted."""
-    return sorted({*DOMAIN_MODULES, *_REGISTERED})
+    return sorted({*_entry_points(), *_REGISTERED})
 
 
 def get_domain(name: str, *, source: str = "<config>") -> DomainSpec:
     """Import and return the spec of domain `name`."""
     if name in _REGISTERED:
         return _REGISTERED[name]
-    module_name = DOMAIN_MODULES.get(name)
-    if module_name is None:
+    point = _entry_points().get(name)
+    if point is None:
         msg = f"{source}: field `domain`: unknown domain {name!r}; choose from {list_domains()}"
         raise ConfigError(msg)
-    module = importlib.import_module(module_name)
-    spec: DomainSpec = module.DOMAIN
+    spec = point.load()
+    if not isinstance(spec, DomainSpec):
+        msg = f"entry point {ENTRY_POINT_GROUP}:{name} ({point.value}) is not a DomainSpec"
+        raise ConfigError(msg)
     return spec

@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
+from synth.core.config import PipelineConfig, parse_config
 from synth.generators.papyrus.degrade import DEFAULT_LEVELS, VARIANTS
-from synth.pipelines.config import PipelineConfig, parse_config
 from synth.pipelines.execution import run_local
 from synth.trainers.papyrus.data import read_papyrus_dataset, select_clean_documents, select_texts_at_cer
 from synth.trainers.papyrus.evaluate import RETENTION_THRESHOLD, evaluate_model, train_and_evaluate

@@ -1,0 +1,1 @@
+"""The bottom layer: contracts, records, errors, config base, the dataset API, sink, manifest, card, LLM protocol."""
