@@ -3,18 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import yaml
 from huggingface_hub import DatasetCardData
 
-from synth.core.registry import DomainSpec
 from synth.core.sink import DATA_DIR, REJECTED_DIR, SPLIT
 
 
-def card_header(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
+class CardSource(Protocol):
+    """What a card needs to know about what made the dataset (a `DomainSpec`, or a `CardSubject`)."""
+
+    name: str
+    summary: str
+    card_defaults: Mapping[str, Any]
+    attribution: str
+
+
+@dataclass(frozen=True)
+class CardSubject:
+    """The card facts of a derived dataset (written by a stage rather than a domain's generator)."""
+
+    name: str
+    summary: str = ""
+    card_defaults: Mapping[str, Any] = field(default_factory=dict)
+    attribution: str = ""
+
+
+def card_header(manifest: Mapping[str, Any], domain: CardSource) -> str:
     """The `---`-fenced YAML header with `configs` for kept and rejected rows."""
-    card = manifest["config"]["card"]
+    card = manifest["config"].get("card") or {}
     defaults = domain.card_defaults
     data = DatasetCardData(
         pretty_name=card.get("pretty_name") or defaults.get("pretty_name") or f"synth {domain.name}",
@@ -72,7 +91,7 @@ def _category_section(categories: Mapping[str, Mapping[str, int]]) -> list[str]:
     return parts
 
 
-def render_card(manifest: Mapping[str, Any], domain: DomainSpec) -> str:
+def render_card(manifest: Mapping[str, Any], domain: CardSource) -> str:
     """The whole README.md of a dataset directory; deterministic for a given manifest."""
     totals = manifest["totals"]
     config_yaml = yaml.safe_dump(manifest["config"], sort_keys=False, allow_unicode=True).strip()

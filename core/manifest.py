@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import synth
-from synth.core.config import PipelineConfig
 
 MANIFEST_FORMAT = "synth-manifest/1"
 
@@ -55,31 +54,40 @@ def merge_totals(records: Mapping[int, Mapping[str, Any]]) -> dict[str, Any]:
 
 def build_manifest(
     *,
-    config: PipelineConfig,
+    domain: str,
+    config_hash: str,
+    config: Mapping[str, Any],
+    num_shards: int,
     columns: list[str],
     input_info: Mapping[str, Any],
     records: Mapping[int, Mapping[str, Any]],
     previous: Mapping[str, Any] | None,
+    inputs: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the manifest for the current state of a run."""
+    """Assemble the manifest for the current state of a run.
+
+    `inputs` (derived datasets and stages only) names the datasets read, each by path and manifest sha256.
+    """
     shards = []
-    for index in range(config.shards):
+    for index in range(num_shards):
         record = records.get(index)
         if record is None:
             shards.append({"index": index, "status": "pending"})
         else:
             shards.append({k: v for k, v in record.items() if k != "stats"} | {"seconds": record["stats"]["seconds"]})
-    complete = len(records) == config.shards
+    complete = len(records) == num_shards
+    linked = {"inputs": [dict(item) for item in inputs]} if inputs is not None else {}
     return {
         "format": MANIFEST_FORMAT,
         "synth_version": synth.__version__,
-        "domain": config.domain,
-        "config_hash": config.config_hash(),
-        "config": config.model_dump(mode="json", exclude={"execution"}),
+        "domain": domain,
+        "config_hash": config_hash,
+        "config": dict(config),
         "status": "complete" if complete else "partial",
-        "num_shards": config.shards,
+        "num_shards": num_shards,
         "columns": columns,
         "input": dict(input_info),
+        **linked,
         "totals": merge_totals(records),
         "shards": shards,
         "created_at": (previous or {}).get("created_at") or utc_now(),

@@ -155,6 +155,12 @@ class DatasetDir:
         for path in (self.manifest_path, self.card_path):
             path.unlink(missing_ok=True)
 
+    def write_card(self, text: str) -> None:
+        """Write README.md (the dataset card) to a temp name, then rename it into place."""
+        tmp = self.card_path.with_name(f".{CARD_NAME}.tmp-{os.getpid()}")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, self.card_path)
+
     def shard_paths(self, index: int, num_shards: int) -> tuple[Path, Path]:
         name = shard_file_name(index, num_shards)
         return self.data_dir / name, self.rejected_dir / name

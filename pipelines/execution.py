@@ -46,7 +46,10 @@ class RunPlan:
     def write_manifest(self) -> dict[str, Any]:
         """Write manifest.json for the current state and return it."""
         manifest = build_manifest(
-            config=self.config,
+            domain=self.config.domain,
+            config_hash=self.pipeline.config_hash,
+            config=self.config.model_dump(mode="json", exclude={"execution"}),
+            num_shards=self.config.shards,
             columns=self.pipeline.schema.names,
             input_info=self.pipeline.generator.describe_input(),
             records=self.records,
@@ -118,10 +121,7 @@ def finalize_run(plan: RunPlan) -> dict[str, Any]:
     """Write the final manifest and, when every shard is complete, the dataset card."""
     manifest = plan.write_manifest()
     if manifest["status"] == "complete":
-        card = render_card(manifest, plan.pipeline.domain)
-        tmp = plan.out.card_path.with_suffix(".md.tmp")
-        tmp.write_text(card, encoding="utf-8")
-        tmp.replace(plan.out.card_path)
+        plan.out.write_card(render_card(manifest, plan.pipeline.domain))
     return manifest
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import typer
+from synth_datasets import write_synth_dataset
 from typer.testing import CliRunner
 
 from synth.cli.sft import register
@@ -48,9 +47,7 @@ def write_dataset(root: Path, *, with_tools: bool = True) -> Path:
             {"role": "assistant", "content": str(k), "reasoning": "", "tool_calls": [], "tool_call_id": "", "name": ""},
         ]
         rows.append({"id": f"r{k}", "messages": messages, **({"tools": [json.dumps(tool)]} if with_tools else {})})
-    (root / "data").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(rows), root / "data" / "train-00000-of-00001.parquet")
-    return root
+    return write_synth_dataset(root, rows, domain="toolforge")
 
 
 def test_train_sft_writes_model_and_metrics(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_audit_writes_a_loadable_preference_dataset_of_mined_negatives(
         assert row["operators"] and row["chosen"] != row["rejected"]
         assert row["accepted"] or row["layers_failed"]  # every negative is either caught (with layers) or a miss
     again = invoke("toolforge", "audit", out, "--out", negatives, "--rows", 3)
-    assert again.exit_code == 3 and "exists and is not empty" in again.output
+    assert again.exit_code == 3 and "holds a dataset made with another config" in again.output
 
 
 def test_tools_lists_the_gated_space() -> None:

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import typer
+from synth_datasets import write_synth_dataset
 from typer.testing import CliRunner
 
 from synth.cli.toolforge import register
@@ -58,10 +58,8 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     row = dialogue_row(seed, plan, (tool,), messages, backend="scripted", llm_calls=0)
     root = tmp_path_factory.mktemp("tf")
-    (root / "data").mkdir()
     table = pa.Table.from_pylist([row, row], schema=TOOLFORGE_SCHEMA).add_column(0, "id", pa.array(["a", "b"]))
-    pq.write_table(table, root / "data" / "train-00000-of-00001.parquet")
-    return root
+    return write_synth_dataset(root / "ds", table, domain="toolforge")
 
 
 @pytest.mark.parametrize("fmt", ["openai", "hermes", "xlam", "bfcl"])

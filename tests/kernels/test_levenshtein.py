@@ -32,9 +32,9 @@ from synth.kernels.levenshtein import (
     missing_triton_requirement,
     reference,
 )
+from synth.kernels.levenshtein import bench as bench_module
 from synth.kernels.levenshtein.api import cuda_available, resolve_backend
 from synth.kernels.levenshtein.bench import bench_levenshtein
-from synth.kernels.levenshtein import bench as bench_module
 from synth.validators.papyrus import CERVerifier
 
 GREEK = "αβγδεζηθικλμνξοπρστυφχψω"

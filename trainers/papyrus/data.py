@@ -36,7 +36,7 @@ def read_papyrus_dataset(path: str | Path) -> pl.DataFrame:
     """
     from synth.core.dataset import read_rows
 
-    return read_rows(path, domain="papyrus", columns=REQUIRED_COLUMNS, needs="the papyrus trainers")
+    return read_rows(path, domain="papyrus", columns=REQUIRED_COLUMNS, needs="papyrus training")
 
 
 def check_frame_columns(frame: pl.DataFrame) -> None:

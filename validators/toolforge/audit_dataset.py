@@ -7,39 +7,22 @@ operator path, the layers that reject it), plus `audit.json` with the audit figu
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from synth.core.dataset import read_records
-from synth.core.errors import OutputDirError
-from synth.core.sink import write_json_atomic
+from synth.core.errors import read_json_file
+from synth.core.writer import DatasetWriter, input_reference
+from synth.validators.toolforge.audit import NEGATIVES_SCHEMA
 
+REPORT_NAME = "audit.json"
+PRETTY_NAME = "ToolForge hard negatives (MCTS-mined)"
 AUDIT_COLUMNS = ("messages", "plan", "tools", "supporting")
-CARD = """---
-license: {license}
-pretty_name: ToolForge hard negatives (MCTS-mined)
-tags: [synth, toolforge, preference, hard-negatives, tool-use]
-configs:
-- config_name: default
-  data_files:
-  - split: train
-    path: data/train-00000-of-00001.parquet
----
-
-# ToolForge hard negatives
-
-Corruptions of valid ToolForge dialogues found by Monte Carlo Tree Search over edit operators (calls, arguments,
-results, answers, reasoning, turn order), each with the operator path and the validation layers that reject it.
-`chosen` continues the shared `prompt` with the valid messages, `rejected` with the corrupted ones.
-Rows with `accepted = true` are corruptions the validator let through (its misses).
-
-Source dataset: `{source}`; audited dialogues: {rows}; MCTS iterations per dialogue: {iterations}; seed: {seed}.
-Negatives: {negatives}; accepted by the validator: {accepted}.
-"""
+SUMMARY = """Corruptions of valid ToolForge dialogues found by Monte Carlo Tree Search over edit operators (calls,
+arguments, results, answers, reasoning, turn order), each with the operator path and the validation layers that
+reject it. `chosen` continues the shared `prompt` with the valid messages, `rejected` with the corrupted ones.
+Rows with `accepted = true` are corruptions the validator let through (its misses). Audit figures of the same run
+are in `audit.json`."""
 
 
 def write_negatives(
@@ -52,39 +35,42 @@ def write_negatives(
     seed: int = 0,
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Audit `rows` dialogues of `dataset`, write the mined negatives to `out`, and return the audit report."""
+    """Audit `rows` dialogues of `dataset`, write the mined negatives to `out`, and return the audit report.
+
+    `out` is a synth dataset (manifest naming the audited dataset, card, `data/` shard) plus `audit.json`; a
+    rerun with the same settings returns the stored report.
+    """
     from synth.validators.toolforge.audit import mine_all, negatives_table, run_audit, spread
     from synth.validators.toolforge.verifiers import LAYERS
 
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        msg = f"{out}: exists and is not empty (use --overwrite to replace it)"
-        raise OutputDirError(msg)
-    audited = spread(
-        read_records(dataset, columns=AUDIT_COLUMNS, optional=None, domain="toolforge", needs="the audit"), rows
-    )
-    mined = mine_all(audited, layers=LAYERS, iterations=iterations, seed=seed)
-    report = run_audit(
-        audited, layers=LAYERS, iterations=iterations, seed=seed, random_per_row=random_per_row, mined=mined
-    )
-    table = negatives_table(mined)
-
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "data").mkdir(parents=True)
-    pq.write_table(table, tmp / "data" / "train-00000-of-00001.parquet", compression="zstd")
+    source = input_reference("toolforge", dataset)
+    records = read_records(dataset, columns=AUDIT_COLUMNS, optional=None, domain="toolforge", needs="the audit")
+    audited = spread(records, rows)
     licenses = {row["seed_license"] for row in audited}
-    card = CARD.format(
-        license="cc-by-sa-4.0" if "cc-by-sa-4.0" in licenses else "cc-by-4.0",
-        source=dataset,
-        rows=len(audited),
-        iterations=iterations,
-        seed=seed,
-        negatives=table.num_rows,
-        accepted=sum(table.column("accepted").to_pylist()),
-    )
-    (tmp / "README.md").write_text(card, encoding="utf-8")
-    write_json_atomic(tmp / "audit.json", report)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
+    settings = {
+        "source": source,
+        "rows": rows,
+        "iterations": iterations,
+        "random_per_row": random_per_row,
+        "seed": seed,
+    }
+    card = {"license": "cc-by-sa-4.0" if "cc-by-sa-4.0" in licenses else "cc-by-4.0", "pretty_name": PRETTY_NAME}
+    with DatasetWriter(
+        out,
+        domain="toolforge-negatives",
+        config=settings,
+        schema=NEGATIVES_SCHEMA,
+        inputs=[source],
+        summary=SUMMARY,
+        card=card,
+        overwrite=overwrite,
+    ) as writer:
+        if not writer.pending:
+            return read_json_file(out / REPORT_NAME)
+        mined = mine_all(audited, layers=LAYERS, iterations=iterations, seed=seed)
+        report = run_audit(
+            audited, layers=LAYERS, iterations=iterations, seed=seed, random_per_row=random_per_row, mined=mined
+        )
+        writer.write_table(0, negatives_table(mined))
+        writer.finalize(extra_files={REPORT_NAME: report})
     return report

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from synth_datasets import write_synth_dataset
 
 from synth.core.errors import InputError, OutputDirError
 from synth.generators.toolforge.export import (
@@ -239,17 +239,18 @@ def test_unparsable_arguments_are_skipped_with_a_reason(tmp_path: Path) -> None:
 
 
 def test_export_dataset_reads_shards_and_names_a_missing_column(tmp_path: Path) -> None:
-    data = tmp_path / "ds" / "data"
-    data.mkdir(parents=True)
     table = pa.Table.from_pylist(ROWS, schema=TOOLFORGE_SCHEMA)
     table = table.add_column(0, "id", pa.array([f"r{i}" for i in range(len(ROWS))]))
-    pq.write_table(table, data / "train-00000-of-00001.parquet")
+    write_synth_dataset(tmp_path / "ds", table, domain="toolforge")
     assert [r["id"] for r in read_toolforge_rows(tmp_path / "ds")] == ["r0", "r1", "r2", "r3", "r4"]
     report = export_dataset(tmp_path / "ds", tmp_path / "x.jsonl", fmt="xlam")
     assert report["dataset"] == str(tmp_path / "ds") and report["written"] == 3
     assert [line["id"] for line in read_jsonl(tmp_path / "x.jsonl")] == ["r0", "r1", "r4"]
-    pq.write_table(table.drop(["plan"]), data / "train-00000-of-00001.parquet")
+    write_synth_dataset(tmp_path / "no-plan", table.drop(["plan"]), domain="toolforge")
     with pytest.raises(InputError, match="`plan` is missing"):
-        read_toolforge_rows(tmp_path / "ds")
-    with pytest.raises(InputError, match="no data shards"):
+        read_toolforge_rows(tmp_path / "no-plan")
+    write_synth_dataset(tmp_path / "lob", table, domain="lob")
+    with pytest.raises(InputError, match="a 'lob' dataset, but ToolForge export needs a 'toolforge' dataset"):
+        read_toolforge_rows(tmp_path / "lob")
+    with pytest.raises(InputError, match="dataset directory not found"):
         read_toolforge_rows(tmp_path / "nothing")

@@ -83,7 +83,7 @@ def test_read_refuses_a_directory_that_is_not_a_dataset(tmp_path):
 
 def test_read_refuses_a_dataset_of_another_domain(tmp_path, toy_payload):
     run_local(parse_config(toy_payload), tmp_path / "toy")
-    with pytest.raises(InputError, match=r"manifest `domain` is 'toy', expected 'papyrus'") as caught:
+    with pytest.raises(InputError, match=r"a 'toy' dataset, but papyrus training needs a 'papyrus'") as caught:
         read_papyrus_dataset(tmp_path / "toy")
     assert "\n" not in str(caught.value)
 
@@ -95,7 +95,7 @@ def test_read_names_a_missing_required_column(dataset_dir, tmp_path):
     for shard in (dataset_dir / "data").glob("*.parquet"):
         table = pq.read_table(shard)
         pq.write_table(table.drop_columns(["doctype"]), copy / "data" / shard.name)
-    with pytest.raises(InputError, match="required column `doctype` is missing"):
+    with pytest.raises(InputError, match="column `doctype` is missing from the kept rows"):
         read_papyrus_dataset(copy)
 
 

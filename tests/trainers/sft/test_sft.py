@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from synth_datasets import write_synth_dataset
 
 from synth.core.errors import InputError
 from synth.trainers.sft.chat_template import TOOL_CHAT_TEMPLATE, ensure_tool_template, supports_tools
@@ -75,9 +75,7 @@ def write_dataset(root: Path, rows: list[dict[str, Any]], *, drop: str | None = 
     table = table.add_column(0, "id", pa.array([f"r{i:02d}" for i in range(len(rows))]))
     if drop:
         table = table.drop([drop])
-    (root / "data").mkdir(parents=True)
-    pq.write_table(table, root / "data" / "train-00000-of-00001.parquet")
-    return root
+    return write_synth_dataset(root, table, domain="toolforge")
 
 
 @pytest.fixture
