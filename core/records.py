@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,10 @@ ID_FIELD = "id"
 PROVENANCE_FIELD = "provenance"
 FILTER_REASON_FIELD = "filter_reason"
 FILTER_STEP_FIELD = "filter_step"
+FILTER_DETAIL_FIELD = "filter_detail"
+
+# A reason code: lowercase words joined by `_`, optionally namespaced with `:` (e.g. `scip:infeasible`).
+REASON_CODE = re.compile(r"[a-z][a-z0-9_]*(?::[a-z0-9_]+)*")
 
 PROVENANCE_TYPE = pa.struct(
     [
@@ -51,6 +56,20 @@ def make_row_id(generator: str, content: Mapping[str, Any]) -> str:
     return digest.hexdigest()
 
 
+def check_reason_code(code: str) -> str:
+    """Return `code` if it is a stable reason code (`snake_case`, `:`-namespaced); raise ValueError otherwise."""
+    if not REASON_CODE.fullmatch(code):
+        msg = f"reason code {code!r} is not stable (use snake_case, e.g. `too_short`; values go in the detail)"
+        raise ValueError(msg)
+    return code
+
+
+def split_reason(reason: str) -> tuple[str, str]:
+    """Split a verifier reason `code` or `code: detail` into (code, detail); the code must be stable."""
+    code, _, detail = reason.partition(": ")
+    return check_reason_code(code), detail
+
+
 def verdict_column(verifier_name: str) -> str:
     """Name of the verdict struct column a verifier adds."""
     return f"verdict_{verifier_name}"
@@ -69,11 +88,15 @@ def verdict_type(score_names: Sequence[str]) -> pa.StructType:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """One verifier's judgement of one row."""
+    """One verifier's judgement of one row; each reason is a stable code, or `code: detail` with the values."""
 
     passed: bool
     reasons: tuple[str, ...] = ()
     scores: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for reason in self.reasons:
+            split_reason(reason)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the verdict as a plain dict matching `verdict_type`."""
@@ -97,8 +120,10 @@ def output_schema(domain_schema: pa.Schema, verifier_scores: Sequence[tuple[str,
 
 
 def rejected_schema(schema: pa.Schema) -> pa.Schema:
-    """Schema of `rejected/` shards: every output column made nullable, plus the reason and step."""
+    """Schema of `rejected/` shards: every output column made nullable, plus the reason code, the step, and the
+    detail (the row's values behind the code; null when the code says it all)."""
     fields = [f.with_nullable(True) for f in schema]
     fields.append(pa.field(FILTER_REASON_FIELD, pa.string(), nullable=False))
     fields.append(pa.field(FILTER_STEP_FIELD, pa.string(), nullable=False))
+    fields.append(pa.field(FILTER_DETAIL_FIELD, pa.string()))
     return pa.schema(fields, metadata=schema.metadata)

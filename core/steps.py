@@ -2,7 +2,10 @@
 
 - `Generator.generate(ctx)` yields `GeneratedBatch`es for one shard, deterministic per (seed, shard index).
 - `Verifier.verify(table)` returns one `Verdict` per row; the runner adds score and verdict columns.
-- `Filter.keep(row)` returns True, or `(False, reason)`; the runner moves dropped rows to `rejected/`.
+- `Filter.keep(row)` returns True, or `(False, code)` / `(False, code, detail)`; dropped rows go to `rejected/`.
+
+Every drop has a stable reason code (`too_short`, `scip:infeasible`): the manifest and the card count by code;
+the values behind it (sizes, counts, messages) go to the row's `filter_detail`.
 
 Steps are frozen keyword-only dataclasses: settings are fields, variants come from `dataclasses.replace`.
 """
@@ -19,7 +22,7 @@ import polars as pl
 import pyarrow as pa
 
 from synth.core.errors import MissingDependencyError
-from synth.core.records import Verdict, stable_seed
+from synth.core.records import Verdict, check_reason_code, stable_seed
 
 T = TypeVar("T")
 
@@ -48,11 +51,12 @@ class ShardContext:
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """An item a generator could not turn into a row, kept in `rejected/` with its reason."""
+    """An item a generator could not turn into a row, kept in `rejected/` with its reason code and detail."""
 
     reason: str
     values: Mapping[str, Any] = field(default_factory=dict)
     parent_ids: tuple[str, ...] = ()
+    detail: str = ""
 
 
 @dataclass(slots=True)
@@ -68,9 +72,17 @@ class GeneratedBatch:
         self.rows.append(row)
         self.parent_ids.append(tuple(parents))
 
-    def reject(self, reason: str, *, values: Mapping[str, Any] | None = None, parents: Sequence[str] = ()) -> None:
-        """Record one item that did not become a row."""
-        self.rejections.append(Rejection(reason, dict(values or {}), tuple(parents)))
+    def reject(
+        self,
+        reason: str,
+        *,
+        detail: str = "",
+        values: Mapping[str, Any] | None = None,
+        parents: Sequence[str] = (),
+    ) -> None:
+        """Record one item that did not become a row: a stable reason code, the detail behind it, its values."""
+        check_reason_code(reason)
+        self.rejections.append(Rejection(reason, dict(values or {}), tuple(parents), detail))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,24 +132,26 @@ class Verifier(Step):
         raise NotImplementedError
 
 
+Decision = bool | tuple[bool, str] | tuple[bool, str, str]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Filter(Step):
-    """Drops rows with a reason. Implement `keep` (per row) or override `keep_frame` (vectorised)."""
+    """Drops rows with a reason code. Implement `keep` (per row) or override `keep_frame` (vectorised)."""
 
     reads: ClassVar[tuple[str, ...]] = ()
 
-    def keep(self, row: Mapping[str, Any]) -> bool | tuple[bool, str]:
-        """Return True to keep `row`, or `(False, reason)` to drop it."""
+    def keep(self, row: Mapping[str, Any]) -> Decision:
+        """Return True to keep `row`, or `(False, code)` / `(False, code, detail)` to drop it."""
         raise NotImplementedError
 
-    def keep_frame(self, frame: pl.DataFrame) -> pl.Series:
-        """Return a string Series: null keeps the row, a reason drops it."""
+    def keep_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Return string columns `reason` (null keeps the row, a code drops it) and `detail` (null or the values)."""
         reasons: list[str | None] = []
+        details: list[str | None] = []
         for row in frame.select(self.reads or frame.columns).iter_rows(named=True):
             decision = self.keep(row)
-            if isinstance(decision, tuple):
-                kept, reason = decision
-            else:
-                kept, reason = decision, "dropped"
-            reasons.append(None if kept else reason)
-        return pl.Series("reason", reasons, dtype=pl.String)
+            kept, reason, detail = (decision, "dropped", "") if isinstance(decision, bool) else (*decision, "")[:3]
+            reasons.append(None if kept else check_reason_code(reason))
+            details.append(None if kept or not detail else detail)
+        return pl.DataFrame({"reason": reasons, "detail": details}, schema={"reason": pl.String, "detail": pl.String})

@@ -14,6 +14,7 @@ import synth
 from synth.core.config import PipelineConfig, RangeFilterSpec, VerdictFilterSpec
 from synth.core.errors import ConfigError
 from synth.core.records import (
+    FILTER_DETAIL_FIELD,
     FILTER_REASON_FIELD,
     FILTER_STEP_FIELD,
     ID_FIELD,
@@ -155,14 +156,15 @@ class Pipeline:
     def _apply_filter(self, step: Filter, table: pa.Table, stats: ShardStats) -> tuple[pa.Table, pa.Table]:
         if table.num_rows == 0:
             return table, self.rejected_schema.empty_table()
-        reasons = step.keep_frame(pl.from_arrow(table.select(list(step.reads) or table.column_names)))
-        drop = reasons.is_not_null().to_arrow()
-        dropped = table.filter(drop)
-        dropped_reasons = reasons.filter(reasons.is_not_null()).to_list()
-        stats.rejected.update(dropped_reasons)
-        dropped = dropped.append_column(FILTER_REASON_FIELD, pa.array(dropped_reasons, pa.string()))
+        decisions = step.keep_frame(pl.from_arrow(table.select(list(step.reads) or table.column_names)))
+        drop = decisions["reason"].is_not_null()
+        dropped = table.filter(drop.to_arrow())
+        chosen = decisions.filter(drop)
+        stats.rejected.update(chosen["reason"].to_list())
+        dropped = dropped.append_column(FILTER_REASON_FIELD, chosen["reason"].to_arrow().cast(pa.string()))
         dropped = dropped.append_column(FILTER_STEP_FIELD, pa.array([step.name] * dropped.num_rows, pa.string()))
-        return table.filter(pc.invert(drop)), dropped.cast(self.rejected_schema)
+        dropped = dropped.append_column(FILTER_DETAIL_FIELD, chosen["detail"].to_arrow().cast(pa.string()))
+        return table.filter(pc.invert(drop.to_arrow())), dropped.cast(self.rejected_schema)
 
     def _rejections_table(self, rejections: Sequence[Rejection], ctx: ShardContext, stats: ShardStats) -> pa.Table:
         if not rejections:
@@ -173,13 +175,15 @@ class Pipeline:
         rows = []
         for rejection, origin in zip(rejections, provenance, strict=True):
             values = {k: v for k, v in rejection.values.items() if k in domain_names}
+            identity = {"rejected": rejection.reason, **({"detail": rejection.detail} if rejection.detail else {})}
             rows.append(
                 {
                     **values,
-                    ID_FIELD: make_row_id(self.generator.name, {"rejected": rejection.reason, **values}),
+                    ID_FIELD: make_row_id(self.generator.name, {**identity, **values}),
                     PROVENANCE_FIELD: origin,
                     FILTER_REASON_FIELD: rejection.reason,
                     FILTER_STEP_FIELD: GENERATOR_STEP,
+                    FILTER_DETAIL_FIELD: rejection.detail or None,
                 }
             )
         return pa.Table.from_pylist(rows, schema=self.rejected_schema)

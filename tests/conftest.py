@@ -41,7 +41,7 @@ class ToyGenerator(Generator):
             batch = GeneratedBatch()
             for value in values[start : start + self.rows_per_batch]:
                 if value % 5 == 0:
-                    batch.reject("multiple_of_five", values={"value": value})
+                    batch.reject("multiple_of_five", detail=f"{value} = 5 x {value // 5}", values={"value": value})
                 else:
                     batch.add({"value": value, "label": "even" if value % 2 == 0 else "odd"}, parents=(f"v{value}",))
             yield batch
@@ -56,7 +56,7 @@ class EvenVerifier(Verifier):
         out = []
         for value in table.column("value").to_pylist():
             passed = value % 2 == 0
-            out.append(Verdict(passed, () if passed else ("odd",), {"remainder": float(value % 2)}))
+            out.append(Verdict(passed, () if passed else (f"odd: {value} % 2 = 1",), {"remainder": float(value % 2)}))
         return out
 
 

@@ -8,13 +8,14 @@ from typing import Any
 
 import polars as pl
 
-from synth.core.records import verdict_column
-from synth.core.steps import Filter
+from synth.core.records import split_reason, verdict_column
+from synth.core.steps import Decision, Filter
 
 
 @dataclass(frozen=True, kw_only=True)
 class VerdictFilter(Filter):
-    """Drop rows that failed a verifier; the reason is `<verifier>:<its first reason>`."""
+    """Drop rows that failed a verifier; the code is `<verifier>:<its first reason's code>`, the detail all of
+    that verifier's reasons."""
 
     verifiers: tuple[str, ...]
 
@@ -22,12 +23,13 @@ class VerdictFilter(Filter):
     def reads(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(verdict_column(name) for name in self.verifiers)
 
-    def keep(self, row: Mapping[str, Any]) -> bool | tuple[bool, str]:
+    def keep(self, row: Mapping[str, Any]) -> Decision:
         for name in self.verifiers:
             verdict = row[verdict_column(name)]
             if verdict is not None and not verdict["passed"]:
                 reasons = verdict["reasons"] or ["failed"]
-                return False, f"{name}:{reasons[0]}"
+                code, detail = split_reason(reasons[0])
+                return False, f"{name}:{code}", ("; ".join(reasons) if len(reasons) > 1 or detail else "")
         return True
 
 
@@ -43,7 +45,7 @@ class RangeFilter(Filter):
     def reads(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.column,)
 
-    def keep_frame(self, frame: pl.DataFrame) -> pl.Series:
+    def keep_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
         value = pl.col(self.column)
         reason = (
             pl.when(value.is_null())
@@ -54,8 +56,9 @@ class RangeFilter(Filter):
             .then(pl.lit(f"{self.column}_above_max"))
             .otherwise(pl.lit(None, dtype=pl.String))
         )
-        return frame.select(reason.alias("reason")).to_series()
+        detail = pl.when(reason.is_not_null()).then(pl.format("{}={}", pl.lit(self.column), value.cast(pl.String)))
+        return frame.select(reason.alias("reason"), detail.alias("detail"))
 
-    def keep(self, row: Mapping[str, Any]) -> bool | tuple[bool, str]:
-        reason = self.keep_frame(pl.DataFrame([row])).item()
-        return True if reason is None else (False, reason)
+    def keep(self, row: Mapping[str, Any]) -> Decision:
+        decision = self.keep_frame(pl.DataFrame([row])).row(0, named=True)
+        return True if decision["reason"] is None else (False, decision["reason"], decision["detail"] or "")

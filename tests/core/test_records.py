@@ -3,9 +3,12 @@ import pytest
 
 from synth.core.records import (
     PROVENANCE_TYPE,
+    Verdict,
+    check_reason_code,
     make_row_id,
     output_schema,
     rejected_schema,
+    split_reason,
     verdict_type,
 )
 
@@ -24,10 +27,24 @@ def test_output_schema_orders_framework_columns_around_domain_columns():
     assert schema.field("verdict_cer").type == verdict_type(["distance"])
     assert schema.field("provenance").type == PROVENANCE_TYPE
     rejected = rejected_schema(schema)
-    assert rejected.names[-2:] == ["filter_reason", "filter_step"]
+    assert rejected.names[-3:] == ["filter_reason", "filter_step", "filter_detail"]
+    assert not rejected.field("filter_reason").nullable and rejected.field("filter_detail").nullable
     assert rejected.field("id").nullable
 
 
 def test_output_schema_refuses_a_domain_column_named_like_a_framework_column():
     with pytest.raises(ValueError, match="duplicate column names"):
         output_schema(pa.schema([("id", pa.string())]), [])
+
+
+def test_reason_codes_are_stable_words_and_details_carry_the_values():
+    assert split_reason("scip:infeasible") == ("scip:infeasible", "")
+    assert split_reason("size_mismatch: size `n` is 5, asked [10, 10]") == (
+        "size_mismatch",
+        "size `n` is 5, asked [10, 10]",
+    )
+    for bad in ("rejection gave up after 0 of 300 messages", "Too short", "", "x:"):
+        with pytest.raises(ValueError, match="is not stable"):
+            check_reason_code(bad)
+    with pytest.raises(ValueError, match="is not stable"):
+        Verdict(False, ("1 of 300 messages replayed",))
