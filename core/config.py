@@ -98,8 +98,11 @@ def format_validation_error(error: ValidationError, *, source: str, prefix: str 
     return f"{source}: field `{location}`: {message}{shown}{extra}"
 
 
-def parse_config(data: Any, *, source: str = "<config>") -> PipelineConfig:
-    """Validate `data` into a `PipelineConfig` whose `generator` section is checked by its domain."""
+def parse_config(data: Any, *, source: str = "<config>", prefix: str = "") -> PipelineConfig:
+    """Validate `data` into a `PipelineConfig` whose `generator` section is checked by its domain.
+
+    `prefix` names where `data` sits in a larger config (e.g. `stages.dialogues`) in error messages.
+    """
     from synth.core.registry import get_domain
 
     if not isinstance(data, dict):
@@ -108,17 +111,22 @@ def parse_config(data: Any, *, source: str = "<config>") -> PipelineConfig:
     try:
         config = PipelineConfig.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error, source=source)) from None
-    domain = get_domain(config.domain, source=source)
+        raise ConfigError(format_validation_error(error, source=source, prefix=prefix)) from None
+    domain = get_domain(config.domain, source=source, field=_join(prefix, "domain"))
     try:
         generator = domain.config_model.model_validate(config.generator)
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error, source=source, prefix="generator")) from None
+        raise ConfigError(format_validation_error(error, source=source, prefix=_join(prefix, "generator"))) from None
     unknown = sorted(set(config.verifiers or ()) - set(domain.verifier_names))
     if unknown:
-        msg = f"{source}: field `verifiers`: unknown verifier {unknown[0]!r}; choose from {list(domain.verifier_names)}"
+        field = _join(prefix, "verifiers")
+        msg = f"{source}: field `{field}`: unknown verifier {unknown[0]!r}; choose from {list(domain.verifier_names)}"
         raise ConfigError(msg)
     return config.model_copy(update={"generator": generator.model_dump(mode="json")})
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
 
 
 def read_config_mapping(path: str | Path) -> dict[str, Any]:

@@ -52,13 +52,13 @@ def list_domains() -> list[str]:
     return sorted({*_entry_points(), *_REGISTERED})
 
 
-def get_domain(name: str, *, source: str = "<config>") -> DomainSpec:
+def get_domain(name: str, *, source: str = "<config>", field: str = "domain") -> DomainSpec:
     """Import and return the spec of domain `name`."""
     if name in _REGISTERED:
         return _REGISTERED[name]
     point = _entry_points().get(name)
     if point is None:
-        msg = f"{source}: field `domain`: unknown domain {name!r}; choose from {list_domains()}"
+        msg = f"{source}: field `{field}`: unknown domain {name!r}; choose from {list_domains()}"
         raise ConfigError(msg)
     spec = point.load()
     if not isinstance(spec, DomainSpec):
