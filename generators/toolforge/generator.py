@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import pyarrow as pa
 
@@ -32,16 +32,24 @@ from synth.validators.toolforge.rules import YES_NO, appears, normalize
 Writer = Literal["scripted", "llm"]
 
 
-def answer_unsupported(seed: QASeed) -> str:
-    """A rejection reason when no supporting sentence states the answer (the dialogue's final content); '' otherwise.
+class Drop(NamedTuple):
+    """A seed or case that did not become a row: a stable reason code and the detail behind it."""
+
+    code: str
+    detail: str
+
+
+def answer_unsupported(seed: QASeed) -> Drop | None:
+    """A drop when no supporting sentence states the answer (the dialogue's final content); None otherwise.
 
     Yes/no answers of comparison questions are exempt: they are inferred, not read.
     """
     if normalize(seed.answer) in YES_NO and seed.qtype == "comparison":
-        return ""
+        return None
     if any(appears(seed.answer, seed.sentence(ref)) for ref in seed.supporting):
-        return ""
-    return "seed: the answer is stated in no supporting sentence (a dialogue could not ground it)"
+        return None
+    detail = f"answer {seed.answer!r} is stated in none of its {len(seed.supporting)} supporting sentences"
+    return Drop("seed:answer_unsupported", detail)
 
 
 @dataclass(frozen=True)
@@ -112,16 +120,17 @@ class ToolForgeGenerator(Generator):
     def _write(
         self, plan: DialoguePlan, tools: tuple[ToolSpec, ...], seed: QASeed
     ) -> tuple[tuple[ChatMessage, ...], int, str]:
+        """(messages, LLM calls, problem) of the chosen writer; no messages and the problem when it failed."""
         if self.writer == "llm":
             from synth.generators.toolforge.llm_writer import compose_with_llm
 
             return compose_with_llm(plan, tools, seed, backend=self._backend, max_tokens=self.llm.max_tokens)
         return compose_scripted(plan), 0, ""
 
-    def dialogues(self, seed: QASeed, space: ToolSpace, ctx: ShardContext) -> Iterator[dict[str, Any] | str]:
-        """The rows of one seed (or a rejection reason when a case cannot be realised)."""
+    def dialogues(self, seed: QASeed, space: ToolSpace, ctx: ShardContext) -> Iterator[dict[str, Any] | Drop]:
+        """The rows of one seed (or a `Drop` when the seed or a case cannot be realised)."""
         unsupported = answer_unsupported(seed)
-        if unsupported:
+        if unsupported is not None:
             yield unsupported
             return
         index = SentenceIndex(seed)
@@ -139,11 +148,11 @@ class ToolForgeGenerator(Generator):
             try:
                 plan, tools = build_plan(seed, choice, case, space, index, rng, self.plan)
             except CaseNotRealisableError as error:
-                yield f"plan: {error}"
+                yield Drop(f"plan:{error.code}", str(error))
                 continue
             messages, llm_calls, problem = self._write(plan, tools, seed)
             if not messages:
-                yield problem or f"writer: no dialogue for case {case.name}"
+                yield Drop("writer:invalid_output", problem) if problem else Drop("writer:no_dialogue", case.name)
                 continue
             yield dialogue_row(seed, plan, tools, messages, backend=self.writer, llm_calls=llm_calls)
 
@@ -155,12 +164,15 @@ class ToolForgeGenerator(Generator):
                 where = f"{Path(item.path).name} record {item.record}" + (
                     f" ({item.record_id})" if item.record_id else ""
                 )
-                batch.reject(f"seed: {where}: {item.reason}", values={"seed_id": item.record_id})
+                batch.reject(f"seed:{item.code}", detail=f"{where}: {item.reason}", values={"seed_id": item.record_id})
                 continue
             for result in self.dialogues(item, space, ctx):
-                if isinstance(result, str):
+                if isinstance(result, Drop):
                     batch.reject(
-                        result, values={"seed_id": item.seed_id, "seed_source": item.source}, parents=(item.seed_id,)
+                        result.code,
+                        detail=result.detail,
+                        values={"seed_id": item.seed_id, "seed_source": item.source},
+                        parents=(item.seed_id,),
                     )
                 else:
                     batch.add(result, parents=(f"{item.source}:{item.seed_id}",))

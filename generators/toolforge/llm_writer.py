@@ -162,5 +162,5 @@ def compose_with_llm(
     text = result.texts[0]
     problem = schema_errors(text, MESSAGES_SCHEMA)
     if problem is not None:
-        return (), 1, f"llm writer ({backend.name}): {problem}"[:200]
+        return (), 1, f"{backend.name}: {problem}"[:200]
     return messages_from_json(text), 1, ""

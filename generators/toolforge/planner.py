@@ -209,14 +209,18 @@ def _failure(
 
 
 class CaseNotRealisableError(ValueError):
-    """A case script that cannot be realised on a seed (the generator rejects it with this reason)."""
+    """A case script that cannot be realised on a seed; the generator rejects it with `code` and the message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _check_realisable(case: Case, failed: PlannedCall, retry: PlannedCall) -> None:
     """The faulty argument of a failed call must differ from its correction once both are grounded."""
     if failed.faulty in failed.arguments and failed.arguments[failed.faulty] == retry.arguments.get(failed.faulty):
         msg = f"case {case.name}: the faulty `{failed.faulty}` equals its correction once grounded"
-        raise CaseNotRealisableError(msg)
+        raise CaseNotRealisableError("fault_equals_correction", msg)
 
 
 def build_plan(

@@ -34,16 +34,21 @@ _SENTENCE_END = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class SeedProblem:
-    """A record that could not become a seed."""
+    """A record that could not become a seed: a stable `code` (`missing_field`, …) and the `reason` naming the field."""
 
     path: str
     record: int
     record_id: str
     reason: str
+    code: str = "malformed_record"
 
 
 class _RecordError(ValueError):
-    """A field problem inside one record."""
+    """A field problem inside one record, with its stable code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def shipped_seed_dir() -> Path:
@@ -59,17 +64,18 @@ def split_sentences(text: str) -> tuple[str, ...]:
 
 def _field(record: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
     if name not in record:
-        raise _RecordError(f"field `{name}`: missing")
+        raise _RecordError("missing_field", f"field `{name}`: missing")
     value = record[name]
     if not isinstance(value, kind):
-        raise _RecordError(f"field `{name}`: expected {getattr(kind, '__name__', kind)}, got {type(value).__name__}")
+        expected = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise _RecordError("wrong_type", f"field `{name}`: expected {expected}, got {type(value).__name__}")
     return value
 
 
 def _text(record: Mapping[str, Any], name: str) -> str:
     value = _field(record, name, str).strip()
     if not value:
-        raise _RecordError(f"field `{name}`: empty")
+        raise _RecordError("empty_field", f"field `{name}`: empty")
     return value
 
 
@@ -81,25 +87,28 @@ def _hotpot(record: Mapping[str, Any], source: str) -> QASeed:
         if not (
             isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)
         ):
-            raise _RecordError(f"field `context[{k}]`: expected [title, [sentences]]")
+            raise _RecordError("wrong_type", f"field `context[{k}]`: expected [title, [sentences]]")
         index.setdefault(entry[0], len(passages))
         passages.append(Passage(entry[0], tuple(str(s) for s in entry[1])))
     supporting: list[tuple[int, int]] = []
     for k, fact in enumerate(_field(record, "supporting_facts", list)):
-        if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[1], int)):
-            raise _RecordError(f"field `supporting_facts[{k}]`: expected [title, sentence index]")
+        if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str) and isinstance(fact[1], int)):
+            raise _RecordError("wrong_type", f"field `supporting_facts[{k}]`: expected [title, sentence index]")
         title, sentence = fact
         if title not in index:
-            raise _RecordError(f"field `supporting_facts[{k}]`: title {title!r} is not in `context`")
+            raise _RecordError(
+                "dangling_reference", f"field `supporting_facts[{k}]`: title {title!r} is not in `context`"
+            )
         passage = index[title]
         if not 0 <= sentence < len(passages[passage].sentences):
             size = len(passages[passage].sentences)
             raise _RecordError(
-                f"field `supporting_facts[{k}]`: sentence {sentence} of {title!r} does not exist ({size} sentences)"
+                "dangling_reference",
+                f"field `supporting_facts[{k}]`: sentence {sentence} of {title!r} does not exist ({size} sentences)",
             )
         supporting.append((passage, sentence))
     if not supporting:
-        raise _RecordError("field `supporting_facts`: empty")
+        raise _RecordError("empty_field", "field `supporting_facts`: empty")
     return QASeed(
         seed_id=str(_field(record, "_id", (str, int))),
         source=source,
@@ -128,32 +137,36 @@ def _musique(record: Mapping[str, Any]) -> QASeed:
     positions: dict[int, int] = {}
     for k, paragraph in enumerate(paragraphs):
         if not isinstance(paragraph, Mapping):
-            raise _RecordError(f"field `paragraphs[{k}]`: expected an object")
+            raise _RecordError("wrong_type", f"field `paragraphs[{k}]`: expected an object")
         positions[int(_field(paragraph, "idx", int))] = len(passages)
         passages.append(Passage(_text(paragraph, "title"), split_sentences(_text(paragraph, "paragraph_text"))))
     steps: list[SubQuestion] = []
     supporting: list[tuple[int, int]] = []
     for k, step in enumerate(_field(record, "question_decomposition", list)):
         if not isinstance(step, Mapping):
-            raise _RecordError(f"field `question_decomposition[{k}]`: expected an object")
+            raise _RecordError("wrong_type", f"field `question_decomposition[{k}]`: expected an object")
         support = _field(step, "paragraph_support_idx", int)
         if support not in positions:
             raise _RecordError(
-                f"field `question_decomposition[{k}].paragraph_support_idx`: paragraph {support} does not exist"
+                "dangling_reference",
+                f"field `question_decomposition[{k}].paragraph_support_idx`: paragraph {support} does not exist",
             )
         passage = positions[support]
         if not paragraphs[passage].get("is_supporting", True):
             raise _RecordError(
-                f"field `question_decomposition[{k}].paragraph_support_idx`: paragraph {support} is not supporting"
+                "dangling_reference",
+                f"field `question_decomposition[{k}].paragraph_support_idx`: paragraph {support} is not supporting",
             )
         answer = _text(step, "answer")
         supporting.extend((passage, i) for i in answer_sentences(passages[passage], answer))
         steps.append(SubQuestion(_text(step, "question"), answer, passage))
     if not steps:
-        raise _RecordError("field `question_decomposition`: empty")
+        raise _RecordError("empty_field", "field `question_decomposition`: empty")
     if record.get("answerable") is False:
-        raise _RecordError("field `answerable`: false (unanswerable records cannot seed a dialogue)")
+        raise _RecordError("unanswerable", "field `answerable`: false (unanswerable records cannot seed a dialogue)")
     aliases = record.get("answer_aliases") or []
+    if not isinstance(aliases, list):
+        raise _RecordError("wrong_type", f"field `answer_aliases`: expected list, got {type(aliases).__name__}")
     return QASeed(
         seed_id=str(_field(record, "id", (str, int))),
         source="musique",
@@ -170,13 +183,13 @@ def _musique(record: Mapping[str, Any]) -> QASeed:
 def parse_record(record: Any) -> QASeed:
     """One record in any supported schema; raises `ValueError` naming the field on a malformed record."""
     if not isinstance(record, Mapping):
-        raise _RecordError(f"expected an object, got {type(record).__name__}")
+        raise _RecordError("wrong_type", f"expected an object, got {type(record).__name__}")
     if "paragraphs" in record or "question_decomposition" in record:
         return _musique(record)
     if "context" in record or "supporting_facts" in record:
         return _hotpot(record, "2wiki" if "evidences" in record else "hotpotqa")
     raise _RecordError(
-        "unknown schema: expected `context` + `supporting_facts` (HotpotQA/2Wiki) or `paragraphs` (MuSiQue)"
+        "unknown_schema", "expected `context` + `supporting_facts` (HotpotQA/2Wiki) or `paragraphs` (MuSiQue)"
     )
 
 
@@ -209,8 +222,10 @@ def read_seed_file(path: Path) -> Iterator[QASeed | SeedProblem]:
         record_id = str(record.get("_id", record.get("id", ""))) if isinstance(record, Mapping) else ""
         try:
             yield parse_record(record)
-        except ValueError as error:
-            yield SeedProblem(str(path), number, record_id, str(error))
+        except _RecordError as error:
+            yield SeedProblem(str(path), number, record_id, str(error), error.code)
+        except (TypeError, ValueError) as error:  # a value of the right type but unusable shape (e.g. unhashable)
+            yield SeedProblem(str(path), number, record_id, f"{type(error).__name__}: {error}"[:200])
 
 
 def seed_files(paths: Sequence[str | Path] | None) -> tuple[Path, ...]:

@@ -82,12 +82,16 @@ def test_valid_dialogues_are_accepted_and_malformed_seeds_rejected_with_reasons(
     totals = json.loads((out / "manifest.json").read_text())["totals"]
     generated = totals["generated"]
     assert totals["rows"] >= 0.98 * generated
-    reasons = totals["rejected"]
-    seed_reasons = [r for r in reasons if r.startswith("seed: ")]
-    assert any("hotpot.json record 14" in r and "sentence 99" in r for r in seed_reasons)
-    assert any("hotpot.json record 15" in r and "field `answer`: missing" in r for r in seed_reasons)
+    assert totals["rejected"]["seed:dangling_reference"] == 1 and totals["rejected"]["seed:missing_field"] == 1
+    assert all(" " not in code and "record" not in code for code in totals["rejected"])  # codes, not row values
     rejected = pq.read_table(out / "rejected").to_pylist()
-    assert {r["filter_reason"] for r in rejected} >= set(seed_reasons)
+    details = {r["filter_reason"]: r["filter_detail"] for r in rejected if r["filter_reason"].startswith("seed:")}
+    assert details["seed:dangling_reference"] == (
+        "hotpot.json record 14 (5a8b57f25542995d1e6f1371): field `supporting_facts[0]`: "
+        "sentence 99 of 'Scott Derrickson' does not exist (3 sentences)"
+    )
+    assert details["seed:missing_field"].endswith("field `answer`: missing")
+    assert "hotpot.json record 15 (" in details["seed:missing_field"]
 
 
 def test_loads_with_datasets_and_verifies(dataset: tuple[Path, Path]) -> None:

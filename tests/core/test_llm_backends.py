@@ -133,7 +133,8 @@ def test_toolforge_rejects_what_a_model_writer_gets_wrong(tiny_chat_model) -> No
     batches = list(generator.generate(ctx))
     rejections = [r for b in batches for r in b.rejections]
     assert not any(b.rows for b in batches) and len(rejections) == 2
-    assert all(r.reason.startswith("llm writer (transformers:") for r in rejections)
+    assert {r.reason for r in rejections} == {"writer:invalid_output"}
+    assert all(r.detail.startswith(f"transformers:{tiny_chat_model.name}: ") for r in rejections), rejections
 
 
 def test_vllm_adapter_maps_sampling_and_schema_without_a_gpu() -> None:

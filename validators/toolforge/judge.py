@@ -25,7 +25,16 @@ import numpy as np
 
 from synth.core.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend, schema_errors
 from synth.validators.toolforge.model import FAILED_KINDS, parse_observation
-from synth.validators.toolforge.rules import Msg, appears, names, normalize, read_messages, read_plan, strip_answer
+from synth.validators.toolforge.rules import (
+    Msg,
+    appears,
+    names,
+    normalize,
+    read_messages,
+    read_plan,
+    reason,
+    strip_answer,
+)
 
 _FAILURE_TEXT = (
     "fail failed fails failure wrong error erroneous incorrect mistake mistaken insufficient irrelevant misleading "
@@ -132,21 +141,29 @@ def _reflects(m: Msg, failed: JudgedCall) -> bool:
     return states_failure(m.reasoning) and names(m.reasoning, failed.faulty)
 
 
-def _turn_problems(m: Msg, messages: Sequence[Msg], calls: Sequence[JudgedCall], owed: list[JudgedCall]) -> list[str]:
+Problem = tuple[str, str]
+"""A turn's problem: a stable code and the detail."""
+
+
+def _turn_problems(
+    m: Msg, messages: Sequence[Msg], calls: Sequence[JudgedCall], owed: list[JudgedCall]
+) -> list[Problem]:
     problems = [
-        f"reasoning does not name the called tool {c.name!r}" for c in m.calls if not names(m.reasoning, c.name)
+        ("tool_unnamed", f"reasoning does not name the called tool {c.name!r}")
+        for c in m.calls
+        if not names(m.reasoning, c.name)
     ]
     problems += [
-        f"does not reflect on the failed {failed.kind} call (at fault: {failed.faulty!r})"
+        ("no_reflection", f"does not reflect on the failed {failed.kind} call (at fault: {failed.faulty!r})")
         for failed in owed
         if not _reflects(m, failed)
     ]
     if not m.calls:
         titles = _observed_gold_titles(messages, m.index, calls)
         if not any(appears(title, m.reasoning) for title in titles):
-            problems.append("answer reasoning cites no observed gold passage")
+            problems.append(("no_citation", "answer reasoning cites no observed gold passage"))
         if not appears(strip_answer(m.content), m.reasoning):
-            problems.append("answer reasoning does not conclude the answer it gives")
+            problems.append(("unconcluded_answer", "answer reasoning does not conclude the answer it gives"))
     return problems
 
 
@@ -154,16 +171,16 @@ def judge_turns(messages: Sequence[Msg], calls: Sequence[JudgedCall]) -> Judgeme
     """Score every assistant turn of `messages` against the judged plan `calls`."""
     turns = [m for m in messages if m.role == "assistant"]
     failures = failed_calls_by_turn(messages, calls)
-    problems: list[list[str]] = []
+    problems: list[list[Problem]] = []
     for t, m in enumerate(turns):
         owed = failures.get(turns[t - 1].index, []) if t else []
         problems.append(_turn_problems(m, messages, calls, owed))
         failed = failures.get(m.index, [])
         following = turns[t + 1] if t + 1 < len(turns) else None
         if failed and (following is None or not all(_reflects(following, f) for f in failed)):
-            problems[t].append("its failed call is not reflected on by the next turn")
+            problems[t].append(("unreflected_failure", "its failed call is not reflected on by the next turn"))
     scores = tuple(int(not p) for p in problems)
-    reasons = tuple(f"turn {t}: {p}" for t, ps in enumerate(problems) for p in ps)
+    reasons = tuple(reason(code, f"turn {t}: {detail}") for t, ps in enumerate(problems) for code, detail in ps)
     return Judgement(scores, reasons)
 
 
@@ -172,7 +189,7 @@ def judge_row(row: Mapping[str, Any]) -> Judgement:
     try:
         return judge_turns(read_messages(row), judged_calls(row))
     except Exception as error:  # corrupted rows must fail, never raise
-        return Judgement((0,), (f"unreadable row: {type(error).__name__}: {error}"[:200],))
+        return Judgement((0,), (reason("unreadable_row", f"{type(error).__name__}: {error}"[:200]),))
 
 
 def check_judge(row: Mapping[str, Any]) -> list[str]:
@@ -180,7 +197,7 @@ def check_judge(row: Mapping[str, Any]) -> list[str]:
     judgement = judge_row(row)
     if judgement.score:
         return []
-    return list(judgement.reasons) or ["no assistant turn to judge"]
+    return list(judgement.reasons) or [reason("no_assistant_turn", "no assistant turn to judge")]
 
 
 # --- LLM judge -------------------------------------------------------------------------------------------
@@ -226,14 +243,15 @@ def parse_judgement(text: str, *, turns: int) -> Judgement:
     """A judge reply as a `Judgement`; invalid JSON, a schema error or a wrong turn count fails with the reason."""
     error = schema_errors(text, JUDGE_SCHEMA)
     if error is not None:
-        return Judgement((0,), (f"invalid judge output: {error}"[:200],))
+        return Judgement((0,), (reason("invalid_judge_output", error[:200]),))
     value = json.loads(text)
     scores = tuple(value["turn_scores"])
     if len(scores) != turns:
-        return Judgement((0,), (f"invalid judge output: {len(scores)} turn scores for {turns} assistant turns",))
+        detail = f"{len(scores)} turn scores for {turns} assistant turns"
+        return Judgement((0,), (reason("invalid_judge_output", detail),))
     if value["score"] != int(bool(scores) and all(scores)):
-        return Judgement((0,), ("invalid judge output: the score disagrees with the turn scores",))
-    reasons = () if value["score"] else (f"judge: {value['reasoning']}"[:300],)
+        return Judgement((0,), (reason("invalid_judge_output", "the score disagrees with the turn scores"),))
+    reasons = () if value["score"] else (reason("turn_scored_zero", value["reasoning"][:300]),)
     return Judgement(scores, reasons)
 
 

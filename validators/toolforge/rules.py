@@ -1,9 +1,10 @@
 """ToolForge's rule layers: pure checks of a dialogue row's untrusted `messages` against its trusted plan and seed.
 
 Every layer is `check_<layer>(row) -> list[str]` (reasons; empty means pass) built on a `Report` that also counts
-the units it looked at (messages, calls, turns) and the units that failed, for a per-layer pass fraction. Checks
-read messages through `read_messages`, which turns any corrupted value into empty fields, and `run_report` turns
-an unexpected exception into a failing reason, so no layer ever raises.
+the units it looked at (messages, calls, turns) and the units that failed, for a per-layer pass fraction. A reason
+is a stable code and the detail naming the message, call or value (`unexpected_turn: message 3: expected user turn
+1`). Checks read messages through `read_messages`, which turns any corrupted value into empty fields, and
+`run_report` turns an unexpected exception into an `unreadable_row` reason, so no layer ever raises.
 
 Text is compared after SQuAD normalisation (lowercase, no punctuation, no articles, single spaces); a phrase
 "appears" in a text when its normalised tokens occur contiguously in the text's normalised tokens.
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from synth.core.records import check_reason_code
 from synth.validators.toolforge.model import FAILED_KINDS, PlannedCall, parse_observation, render_observation
 from synth.validators.toolforge.records import plan_calls_from_rows
 
@@ -210,6 +212,12 @@ def string_values(value: Any) -> Iterator[str]:
 # --- reports ---------------------------------------------------------------------------------------------
 
 
+def reason(code: str, detail: str = "") -> str:
+    """A verdict reason: the stable `code`, then `: detail` when there is one (see `synth.core.records.Verdict`)."""
+    check_reason_code(code)
+    return f"{code}: {detail}" if detail else code
+
+
 @dataclass(slots=True)
 class Report:
     """Reasons of one layer on one row, with the units checked and the units that failed."""
@@ -218,9 +226,10 @@ class Report:
     failed: set[int] = field(default_factory=set)
     reasons: list[str] = field(default_factory=list)
 
-    def fail(self, unit: int, reason: str) -> None:
+    def fail(self, unit: int, code: str, detail: str = "") -> None:
+        """Count `unit` as failed with a stable reason `code` and the `detail` naming the message, call or value."""
         self.failed.add(unit)
-        self.reasons.append(reason)
+        self.reasons.append(reason(code, detail))
 
     @property
     def pass_fraction(self) -> float:
@@ -235,7 +244,7 @@ def run_report(check: Callable[[Mapping[str, Any]], Report], row: Mapping[str, A
     try:
         return check(row)
     except Exception as error:  # corrupted rows must fail, never raise
-        return Report(units=1, failed={0}, reasons=[f"unreadable row: {type(error).__name__}: {error}"[:200]])
+        return Report(units=1, failed={0}, reasons=[reason("unreadable_row", f"{type(error).__name__}: {error}"[:200])])
 
 
 # --- structure -------------------------------------------------------------------------------------------
@@ -253,31 +262,35 @@ def _structure_turn(messages: Sequence[Msg], i: int, turn: int, user: str, round
     """Check one user turn from message `i`; return the index after it, or -1 after the first problem."""
     n = len(messages)
     if i >= n or messages[i].role != "user":
-        report.fail(min(i, n), f"message {i}: expected user turn {turn}")
+        report.fail(min(i, n), "unexpected_turn", f"message {i}: expected user turn {turn}")
         return -1
     if messages[i].content != user:
-        report.fail(i, f"message {i}: user turn {turn} differs from the plan")
+        report.fail(i, "user_turn_changed", f"message {i}: user turn {turn} differs from the plan")
     i += 1
     seen = 0
     while i < n and messages[i].role == "assistant" and messages[i].calls:
         head = messages[i]
         if head.content.strip():
-            report.fail(i, f"message {i}: a tool turn has content besides its calls")
+            report.fail(i, "tool_turn_content", f"message {i}: a tool turn has content besides its calls")
         if not head.reasoning.strip():
-            report.fail(i, f"message {i}: a tool turn has no reasoning")
+            report.fail(i, "missing_reasoning", f"message {i}: a tool turn has no reasoning")
         for j in range(1, len(head.calls) + 1):
             if i + j >= n or messages[i + j].role != "tool":
-                report.fail(min(i + j, n), f"message {i + j}: expected the tool result of call {j - 1} of message {i}")
+                report.fail(
+                    min(i + j, n),
+                    "missing_tool_result",
+                    f"message {i + j}: expected the tool result of call {j - 1} of message {i}",
+                )
                 return -1
         i += 1 + len(head.calls)
         seen += 1
     if seen != rounds:
-        report.fail(i, f"user turn {turn}: {seen} tool rounds, the plan has {rounds}")
+        report.fail(i, "round_count", f"user turn {turn}: {seen} tool rounds, the plan has {rounds}")
     if i >= n or messages[i].role != "assistant" or messages[i].calls:
-        report.fail(min(i, n), f"message {i}: expected the answer turn of user turn {turn}")
+        report.fail(min(i, n), "missing_answer_turn", f"message {i}: expected the answer turn of user turn {turn}")
         return -1
     if not messages[i].content.strip() or not messages[i].reasoning.strip():
-        report.fail(i, f"message {i}: the answer turn lacks content or reasoning")
+        report.fail(i, "empty_answer_turn", f"message {i}: the answer turn lacks content or reasoning")
     return i + 1
 
 
@@ -288,7 +301,7 @@ def structure_report(row: Mapping[str, Any]) -> Report:
     rounds = _rounds_per_turn(read_plan(row), len(users))
     report = Report(units=max(len(messages), 1))
     if not messages or messages[0].role != "system":
-        report.fail(0, "message 0: expected the system message")
+        report.fail(0, "missing_system", "message 0: expected the system message")
         return report
     i = 1
     for turn, user in enumerate(users):
@@ -296,7 +309,7 @@ def structure_report(row: Mapping[str, Any]) -> Report:
         if i < 0:
             return report
     if i < len(messages):
-        report.fail(i, f"message {i}: {len(messages) - i} message(s) after the last answer")
+        report.fail(i, "trailing_messages", f"message {i}: {len(messages) - i} message(s) after the last answer")
     return report
 
 
@@ -316,21 +329,29 @@ def pairing_report(row: Mapping[str, Any]) -> Report:
         for j, call in enumerate(m.calls if m.role == "assistant" else ()):
             expected[m.index + 1 + j] = (number, call)
             if not call.id or ids[call.id] > 1:
-                report.fail(number, f"call {number}: id {call.id!r} is empty or not unique")
+                report.fail(number, "bad_call_id", f"call {number}: id {call.id!r} is empty or not unique")
             if answered[call.id] != 1:
-                report.fail(number, f"call {number}: id {call.id!r} answered by {answered[call.id]} tool messages")
+                report.fail(
+                    number,
+                    "result_count",
+                    f"call {number}: id {call.id!r} answered by {answered[call.id]} tool messages",
+                )
             number += 1
     for m in tool_messages(messages):
         slot = expected.get(m.index)
         if slot is None:
-            report.fail(number, f"message {m.index}: tool message not answering a call of the turn before it")
+            report.fail(
+                number, "orphan_result", f"message {m.index}: tool message not answering a call of the turn before it"
+            )
             continue
         k, call = slot
         if m.tool_call_id != call.id or m.name != call.name:
-            report.fail(k, f"message {m.index}: tool result ({m.tool_call_id!r}, {m.name!r}) out of order for call {k}")
+            where = f"message {m.index}: tool result ({m.tool_call_id!r}, {m.name!r}) out of order for call {k}"
+            report.fail(k, "result_out_of_order", where)
     for index in expected:
         if index >= len(messages) or messages[index].role != "tool":
-            report.fail(expected[index][0], f"call {expected[index][0]}: no tool result right after its turn")
+            k = expected[index][0]
+            report.fail(k, "missing_tool_result", f"call {k}: no tool result right after its turn")
     return report
 
 
@@ -352,15 +373,15 @@ def schema_report(row: Mapping[str, Any]) -> Report:
     report = Report(units=max(len(calls), 1))
     for k, (_, call) in enumerate(calls):
         if call.name not in validators:
-            report.fail(k, f"call {k}: tool {call.name!r} was not offered")
+            report.fail(k, "unoffered_tool", f"call {k}: tool {call.name!r} was not offered")
             continue
         if call.arguments is None:
-            report.fail(k, f"call {k}: arguments are not a JSON object")
+            report.fail(k, "arguments_not_object", f"call {k}: arguments are not a JSON object")
             continue
         errors = sorted(validators[call.name].iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
         for error in errors[:2]:
             where = "/".join(str(p) for p in error.absolute_path) or "<root>"
-            report.fail(k, f"call {k} ({call.name}): {where}: {error.message}"[:200])
+            report.fail(k, "schema_violation", f"call {k} ({call.name}): {where}: {error.message}"[:200])
     return report
 
 
@@ -467,13 +488,16 @@ def grounding_report(row: Mapping[str, Any]) -> Report:
                 for text in string_values(value):
                     report.units += 1
                     if not _exempt(planned, key, value) and not _grounded(text, context, options):
-                        report.fail(report.units, f"call {k} ({call.name}): {key}={text!r} is not grounded"[:200])
+                        detail = f"call {k} ({call.name}): {key}={text!r} is not grounded"[:200]
+                        report.fail(report.units, "ungrounded_argument", detail)
             for reason in _unplanned_values(k, call, planned):
                 report.units += 1
-                report.fail(report.units, reason)
+                report.fail(report.units, "unplanned_value", reason)
             k += 1
     if not final_answer_supported(row, messages, plan):
-        report.fail(0, "the final answer is in no observed tool result (nor a yes/no comparison answer)")
+        report.fail(
+            0, "answer_unobserved", "the final answer is in no observed tool result (nor a yes/no comparison answer)"
+        )
     return report
 
 
@@ -487,17 +511,18 @@ def answer_report(row: Mapping[str, Any]) -> Report:
     expected = list(row.get("turn_answers") or ())
     report = Report(units=max(len(expected), 1))
     if not messages or messages[-1].role != "assistant" or messages[-1].calls:
-        report.fail(0, "the dialogue does not end with an answer turn")
+        report.fail(0, "no_final_answer", "the dialogue does not end with an answer turn")
         return report
     if len(answers) != len(expected):
-        report.fail(0, f"{len(answers)} answer turns, the plan has {len(expected)}")
+        report.fail(0, "answer_turn_count", f"{len(answers)} answer turns, the plan has {len(expected)}")
     for k, (turn, gold) in enumerate(zip(answers[:-1], expected[:-1], strict=False)):
         if normalize(strip_answer(turn.content)) != normalize(gold):
-            report.fail(k, f"answer turn {k}: {turn.content[:60]!r} is not {gold!r}")
+            report.fail(k, "wrong_turn_answer", f"answer turn {k}: {turn.content[:60]!r} is not {gold!r}")
     final = normalize(strip_answer(answers[-1].content))
     golds = {normalize(a) for a in [row.get("answer", ""), *(row.get("answer_aliases") or ())] if a}
     if final not in golds:
-        report.fail(len(expected) - 1, f"final answer {answers[-1].content[:60]!r} is not the seed answer")
+        detail = f"final answer {answers[-1].content[:60]!r} is not the seed answer"
+        report.fail(len(expected) - 1, "wrong_final_answer", detail)
     return report
 
 
@@ -510,16 +535,17 @@ def evidence_report(row: Mapping[str, Any]) -> Report:
     plan = read_plan(row)
     report = Report(units=max(len(plan), 1) + 1)
     if len(results) != len(plan):
-        report.fail(0, f"{len(results)} tool results, the plan has {len(plan)} calls")
+        report.fail(0, "observation_count", f"{len(results)} tool results, the plan has {len(plan)} calls")
     shown: set[tuple[str, str]] = set()
     for k, (message, planned) in enumerate(zip(results, plan, strict=False)):
         if message.content.strip() != render_observation(planned.evidence).strip():
-            report.fail(k, f"message {message.index}: tool result differs from the planned observation of call {k}")
+            detail = f"message {message.index}: tool result differs from the planned observation of call {k}"
+            report.fail(k, "observation_changed", detail)
         if planned.kind == "gold":
             shown |= {(title, alnum(text)) for title, text in parse_observation(message.content)}
     missing = [title for title, text in supporting_texts(row) if (title, text) not in shown]
     if missing:
-        report.fail(len(plan), f"supporting facts not shown by a gold call: {missing[:3]}")
+        report.fail(len(plan), "missing_support", f"supporting facts not shown by a gold call: {missing[:3]}")
     return report
 
 
@@ -537,15 +563,19 @@ def _retry(plan: Sequence[PlannedCall], k: int, tool: str) -> int | None:
 
 def _check_wrong_arguments(k: int, failed: Call, retry: Call, required: set[str], faulty: str, report: Report) -> None:
     if failed.name != retry.name:
-        report.fail(k, f"call {k}: wrong-arguments failure and retry use different tools")
+        report.fail(k, "retry_tool", f"call {k}: wrong-arguments failure and retry use different tools")
     first, second = failed.arguments or {}, retry.arguments or {}
     if set(first) != set(second):
-        report.fail(k, f"call {k}: failure and retry pass different argument names")
+        report.fail(k, "retry_arguments", f"call {k}: failure and retry pass different argument names")
     changed = {key for key in set(first) | set(second) if first.get(key) != second.get(key)}
     if faulty not in changed or faulty not in required:
-        report.fail(k, f"call {k}: the faulty argument {faulty!r} is not a changed required argument")
+        report.fail(
+            k, "faulty_unchanged", f"call {k}: the faulty argument {faulty!r} is not a changed required argument"
+        )
     if changed - required:
-        report.fail(k, f"call {k}: the retry changes optional arguments {sorted(changed - required)}")
+        report.fail(
+            k, "retry_optional_change", f"call {k}: the retry changes optional arguments {sorted(changed - required)}"
+        )
 
 
 def plan_report(row: Mapping[str, Any]) -> Report:
@@ -556,19 +586,20 @@ def plan_report(row: Mapping[str, Any]) -> Report:
     calls = [c for _, c in flat_calls(messages)]
     report = Report(units=max(len(plan), 1))
     if [c.name for c in calls] != [p.tool for p in plan]:
-        report.fail(0, f"called tools {[c.name for c in calls][:8]} differ from the plan {[p.tool for p in plan][:8]}")
+        detail = f"called tools {[c.name for c in calls][:8]} differ from the plan {[p.tool for p in plan][:8]}"
+        report.fail(0, "tool_sequence", detail)
     sizes = [len(m.calls) for m in messages if m.role == "assistant" and m.calls]
     planned_sizes = list(Counter((p.user_turn, p.round) for p in plan).values())
     if sizes != planned_sizes:
-        report.fail(0, f"calls per round {sizes} differ from the plan {planned_sizes}")
+        report.fail(0, "round_sizes", f"calls per round {sizes} differ from the plan {planned_sizes}")
     for k, failed in enumerate(plan):
         if failed.kind not in ("wrong_arguments", "wrong_tool"):
             continue
         j = _retry(plan, k, failed.tool if failed.kind == "wrong_arguments" else failed.gold_tool)
         if j is None or j >= len(calls) or k >= len(calls):
-            report.fail(k, f"call {k}: the {failed.kind} failure has no written retry")
+            report.fail(k, "missing_retry", f"call {k}: the {failed.kind} failure has no written retry")
         elif failed.kind == "wrong_tool" and (calls[j].name != failed.gold_tool or calls[k].name == failed.gold_tool):
-            report.fail(k, f"call {k}: the wrong-tool failure is not retried with {failed.gold_tool}")
+            report.fail(k, "retry_tool", f"call {k}: the wrong-tool failure is not retried with {failed.gold_tool}")
         elif failed.kind == "wrong_arguments":
             required = set(tools.get(calls[k].name, {}).get("required", ()))
             _check_wrong_arguments(k, calls[k], calls[j], required, failed.faulty, report)
@@ -598,7 +629,8 @@ def leak_report(row: Mapping[str, Any]) -> Report:
         if planned.kind in FAILED_KINDS or planned.mode == "misleading":
             body = alnum(message.content)
             if any(text in body for text in gold):
-                report.fail(message.index, f"message {message.index}: a {planned.kind} result holds a gold sentence")
+                detail = f"message {message.index}: a {planned.kind} result holds a gold sentence"
+                report.fail(message.index, "gold_in_failure", detail)
     answer = _text(row.get("answer"))
     if normalize(answer) in YES_NO or not normalize(answer):
         return report
@@ -609,7 +641,8 @@ def leak_report(row: Mapping[str, Any]) -> Report:
         if m.role == "tool" and any(appears(answer, t) for t in observed_texts(messages, plan, before=m.index + 1)):
             break
         if m.role == "assistant" and m.index != final and any(appears(answer, t) for t in _assistant_texts(m)):
-            report.fail(m.index, f"message {m.index}: names the answer before any user turn or result shows it")
+            detail = f"message {m.index}: names the answer before any user turn or result shows it"
+            report.fail(m.index, "answer_foreknown", detail)
     return report
 
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 from synth.core.records import Verdict
 from synth.core.steps import Verifier
 from synth.validators.toolforge.judge import LLMJudge, check_judge, judge_row, scripted_judge_backend
-from synth.validators.toolforge.rules import LAYER_REPORTS, Report, run_report
+from synth.validators.toolforge.rules import LAYER_REPORTS, Report, reason, run_report
 
 SHOWN = 5
 LAYERS: tuple[str, ...] = ("structure", "pairing", "schema", "grounding", "answer", "evidence", "plan", "leak", "judge")
@@ -31,7 +31,7 @@ JudgeBackend = Literal["rule", "scripted-llm"]
 def _shown(reasons: Sequence[str]) -> tuple[str, ...]:
     if len(reasons) <= SHOWN:
         return tuple(reasons)
-    return (*reasons[:SHOWN], f"... and {len(reasons) - SHOWN} more")
+    return (*reasons[:SHOWN], reason("truncated", f"{len(reasons) - SHOWN} more reasons"))
 
 
 @dataclass(frozen=True, kw_only=True)

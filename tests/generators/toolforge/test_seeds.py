@@ -85,33 +85,45 @@ def test_hotpot_and_musique_records_normalise(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("mutate", "expected"),
+    ("mutate", "code", "expected"),
     [
-        (lambda r: r.pop("answer"), "field `answer`: missing"),
-        (lambda r: r.update(answer="  "), "field `answer`: empty"),
+        (lambda r: r.pop("answer"), "missing_field", "field `answer`: missing"),
+        (lambda r: r.update(answer="  "), "empty_field", "field `answer`: empty"),
         (
             lambda r: r.update(supporting_facts=[["Film X", 0], ["Jane Doe", 7]]),
-            "sentence 7 of 'Jane Doe' does not exist",
+            "dangling_reference",
+            "field `supporting_facts[1]`: sentence 7 of 'Jane Doe' does not exist (2 sentences)",
         ),
-        (lambda r: r.update(supporting_facts=[["Nowhere", 0]]), "title 'Nowhere' is not in `context`"),
-        (lambda r: r.update(context="oops"), "field `context`: expected list"),
+        (
+            lambda r: r.update(supporting_facts=[["Nowhere", 0]]),
+            "dangling_reference",
+            "field `supporting_facts[0]`: title 'Nowhere' is not in `context`",
+        ),
+        (lambda r: r.update(context="oops"), "wrong_type", "field `context`: expected list, got str"),
+        (
+            lambda r: r.update(supporting_facts=[[["Film X"], 0]]),
+            "wrong_type",
+            "field `supporting_facts[0]`: expected [title, sentence index]",
+        ),
     ],
 )
-def test_malformed_hotpot_records_become_named_problems(tmp_path: Path, mutate, expected: str) -> None:
+def test_malformed_hotpot_records_become_named_problems(tmp_path: Path, mutate, code: str, expected: str) -> None:
     bad = json.loads(json.dumps(HOTPOT))
     mutate(bad)
     items = list(read_seed_file(_write(tmp_path, "h.json", [HOTPOT, bad])))
     assert not isinstance(items[0], SeedProblem)
     problem = items[1]
-    assert isinstance(problem, SeedProblem) and problem.record == 1 and expected in problem.reason
+    assert isinstance(problem, SeedProblem) and problem.record == 1
+    assert (problem.code, problem.reason) == (code, expected)
 
 
 def test_malformed_musique_support_pointer_is_a_problem(tmp_path: Path) -> None:
     bad = json.loads(json.dumps(MUSIQUE))
     bad["question_decomposition"][1]["paragraph_support_idx"] = 9
     (problem,) = read_seed_file(_write(tmp_path, "m.jsonl", [bad]))
-    assert isinstance(problem, SeedProblem)
-    assert "paragraph_support_idx`: paragraph 9 does not exist" in problem.reason and problem.record_id == "m1"
+    assert isinstance(problem, SeedProblem) and problem.record_id == "m1"
+    assert problem.code == "dangling_reference"
+    assert problem.reason == "field `question_decomposition[1].paragraph_support_idx`: paragraph 9 does not exist"
 
 
 def test_unreadable_inputs_are_one_line_errors(tmp_path: Path) -> None:
@@ -125,3 +137,19 @@ def test_unreadable_inputs_are_one_line_errors(tmp_path: Path) -> None:
 
 def test_split_sentences_keeps_abbreviation_free_text_whole() -> None:
     assert split_sentences("One sentence. Two here! 3 more? done.") == ("One sentence.", "Two here!", "3 more? done.")
+
+
+def test_the_generator_rejects_seeds_with_a_code_and_the_values_as_detail(tmp_path: Path) -> None:
+    from synth.core.steps import ShardContext
+    from synth.generators.toolforge.generator import ToolForgeGenerator
+
+    unsupported = json.loads(json.dumps(HOTPOT)) | {"_id": "h2", "answer": "Shelbyville"}
+    missing = {k: v for k, v in HOTPOT.items() if k != "question"} | {"_id": "h3"}
+    path = _write(tmp_path, "h.json", [unsupported, missing])
+    generator = ToolForgeGenerator(name="t", seeds=(str(path),), variants_per_family=0)
+    ctx = ShardContext(seed=0, shard_index=0, num_shards=1, config_hash="x")
+    rejections = [r for batch in generator.generate(ctx) for r in batch.rejections]
+    assert [(r.reason, r.detail) for r in rejections] == [
+        ("seed:answer_unsupported", "answer 'Shelbyville' is stated in none of its 2 supporting sentences"),
+        ("seed:missing_field", "h.json record 1 (h3): field `question`: missing"),
+    ]

@@ -32,7 +32,7 @@ def test_think_action_inconsistency_fails_that_turn() -> None:
     row["messages"][2]["reasoning"] = "First find who directed Glass Harbor with place_search."
     judgement = judge_row(row)
     assert judgement.turn_scores == (0, 1, 1)
-    assert "work_lookup" in judgement.reasons[0]
+    assert judgement.reasons[0] == "tool_unnamed: turn 0: reasoning does not name the called tool 'work_lookup'"
 
 
 def test_a_failed_turn_scores_one_only_when_the_next_turn_reflects() -> None:
@@ -41,7 +41,8 @@ def test_a_failed_turn_scores_one_only_when_the_next_turn_reflects() -> None:
     row["messages"][6]["reasoning"] = "Now call person_profile_finder about Mira Castellan."
     judgement = judge_row(row)
     assert judgement.turn_scores == (1, 0, 0, 1)
-    assert any("reflect" in reason for reason in judgement.reasons)
+    assert "unreflected_failure: turn 1: its failed call is not reflected on by the next turn" in judgement.reasons
+    assert any(r.startswith("no_reflection: turn 2: does not reflect on the failed") for r in judgement.reasons)
 
 
 def test_a_denied_failure_is_no_reflection() -> None:
@@ -56,14 +57,17 @@ def test_a_denied_failure_is_no_reflection() -> None:
 def test_answer_reasoning_must_cite_an_observed_gold_title() -> None:
     row = clean_row()
     row["messages"][-1]["reasoning"] = "I am sure it is Veltrona."
-    assert judge_row(row).turn_scores[-1] == 0
+    judgement = judge_row(row)
+    assert judgement.turn_scores[-1] == 0
+    assert "no_citation: turn 2: answer reasoning cites no observed gold passage" in judgement.reasons
 
 
 def test_answer_reasoning_must_conclude_the_given_answer() -> None:
     row = clean_row()
     row["messages"][-1]["reasoning"] = "The Mira Castellan passage says she was born in Orlin."
     judgement = judge_row(row)
-    assert judgement.turn_scores[-1] == 0 and "conclude" in judgement.reasons[-1]
+    assert judgement.turn_scores[-1] == 0
+    assert judgement.reasons[-1] == "unconcluded_answer: turn 2: answer reasoning does not conclude the answer it gives"
 
 
 def test_llm_judge_matches_the_rule_judge_and_counts_calls() -> None:
@@ -77,9 +81,12 @@ def test_llm_judge_matches_the_rule_judge_and_counts_calls() -> None:
 
 def test_invalid_judge_output_fails_with_the_reason() -> None:
     assert parse_judgement("not json", turns=3).score == 0
-    assert "invalid judge output" in parse_judgement("not json", turns=3).reasons[0]
+    reasons = parse_judgement("not json", turns=3).reasons
+    assert reasons == ("invalid_judge_output: not JSON: Expecting value at char 0",)
     wrong_count = json.dumps({"reasoning": "ok", "turn_scores": [1], "score": 1})
-    assert "turn scores" in parse_judgement(wrong_count, turns=3).reasons[0]
+    assert parse_judgement(wrong_count, turns=3).reasons == (
+        "invalid_judge_output: 1 turn scores for 3 assistant turns",
+    )
 
     class BrokenBackend:
         name = "broken"
@@ -91,7 +98,8 @@ def test_invalid_judge_output_fails_with_the_reason() -> None:
             """Nothing to release."""
 
     judgement = LLMJudge(BrokenBackend()).judge([clean_row()])[0]
-    assert judgement.score == 0 and "invalid judge output" in judgement.reasons[0]
+    assert judgement.score == 0
+    assert judgement.reasons[0].startswith("invalid_judge_output: <root>: 'reasoning' is a required property")
 
 
 def test_judge_verifier_on_both_backends() -> None:
@@ -102,4 +110,6 @@ def test_judge_verifier_on_both_backends() -> None:
         verdicts = build_verifiers(backend)["judge"].verify(table)
         assert [v.passed for v in verdicts] == [True, True, False]
         assert verdicts[2].scores["pass_fraction"] < 1
+        first = "tool_unnamed: turn 0: reasoning does not name the called tool 'work_lookup'"
+        assert verdicts[2].reasons[0] == (first if backend == "rule" else f"turn_scored_zero: {first}")
         assert verdicts[0].scores["llm_calls"] == (1.0 if backend == "scripted-llm" else 0.0)
