@@ -185,7 +185,8 @@ class LobRolloutGenerator(Generator):
             parents = [f"{source}:{start}"]
             if len(rollout.messages) < self.horizon:
                 batch.reject(
-                    f"{self.method} gave up after {len(rollout.messages)} of {self.horizon} messages",
+                    "gave_up",
+                    detail=f"{self.method} gave up after {len(rollout.messages)} of {self.horizon} messages",
                     values={"window_start": start, "replicate": replicate, "attempts": rollout.attempts},
                     parents=parents,
                 )

@@ -20,7 +20,8 @@ SHOWN_REASONS = 5
 
 @dataclass(frozen=True)
 class RolloutReplay:
-    """The strict replay of one rollout: a code per message (None = accepted) and book rows that differ."""
+    """The strict replay of one rollout: a code per message (None = accepted) and book rows that differ, or the
+    reason (`initial_book: …`, `book_row_count: …`) the row could not be replayed at all."""
 
     codes: tuple[ReasonCode | None, ...]
     mismatched_rows: tuple[int, ...]
@@ -37,13 +38,16 @@ class RolloutReplay:
         return self.initial_error is None and not self.violations and not self.mismatched_rows
 
     def reasons(self) -> list[str]:
-        """One line per problem: the initial book, then the first refused messages and mismatched rows."""
+        """One `code: detail` line per problem: the initial book, then the first refused messages (the replayer's
+        reason code) and mismatched rows."""
         if self.initial_error is not None:
-            return [f"initial book: {self.initial_error}"]
-        lines = [f"message {index + 1}: {code}" for index, code in enumerate(self.codes) if code is not None]
-        lines += [f"book row {index + 1}: differs from the replayed book" for index in self.mismatched_rows]
+            return [self.initial_error]
+        lines = [f"{code}: message {index + 1}" for index, code in enumerate(self.codes) if code is not None]
+        lines += [
+            f"book_mismatch: book row {index + 1} differs from the replayed book" for index in self.mismatched_rows
+        ]
         if len(lines) > SHOWN_REASONS:
-            lines = [*lines[:SHOWN_REASONS], f"... and {len(lines) - SHOWN_REASONS} more"]
+            lines = [*lines[:SHOWN_REASONS], f"truncated: {len(lines) - SHOWN_REASONS} more problems"]
         return lines
 
 
@@ -55,12 +59,13 @@ def replay_rollout(row: Mapping[str, Any]) -> RolloutReplay:
         for order_id, side, price, size, _, _ in zip(*(row[name] for name in INITIAL_COLUMNS), strict=True):
             book.submit(order_id, side=side, price=price, size=size)
     except (BookError, ValueError) as error:
-        return RolloutReplay((), (), initial_error=str(error))
+        return RolloutReplay((), (), initial_error=f"initial_book: {error}")
     replayer.last_time = row["window_time"]
     messages: Sequence[tuple[Any, ...]] = list(zip(*(row[name] for name in MESSAGE_COLUMNS), strict=True))
     stored = row["book"]
     if len(stored) != len(messages):
-        return RolloutReplay((), (), initial_error=f"{len(stored)} book rows for {len(messages)} messages")
+        detail = f"{len(stored)} book rows for {len(messages)} messages"
+        return RolloutReplay((), (), initial_error=f"book_row_count: {detail}")
     levels = row["levels"]
     codes: list[ReasonCode | None] = []
     mismatched: list[int] = []

@@ -1,6 +1,8 @@
 """ReLOBGen, the rejection baseline and the Santa Fe baseline: masks, pointer, rollouts and their strict replay."""
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,10 +198,15 @@ def test_verifier_reports_the_message_and_code_of_a_tampered_rollout(model, wind
     result = replay_rollout(tampered)
     assert not result.replayable
     assert result.codes[index] == "unknown_id"
-    assert f"message {index + 1}: unknown_id" in result.reasons()
+    assert f"unknown_id: message {index + 1}" in result.reasons()
     shifted = {**row, "book": [list(b) for b in row["book"]]}
     shifted["book"][7][1] += 1
     assert replay_rollout(shifted).mismatched_rows == (7,)
+    assert replay_rollout(shifted).reasons() == ["book_mismatch: book row 8 differs from the replayed book"]
+    short = {**row, "book": row["book"][:-1]}
+    assert replay_rollout(short).reasons() == ["book_row_count: 49 book rows for 50 messages"]
+    doubled = {**row, "initial_order_id": [row["initial_order_id"][0]] * len(row["initial_order_id"])}
+    assert replay_rollout(doubled).reasons()[0].startswith("initial_book: duplicate_id: order ")
 
 
 def test_fit_on_a_prefix_beats_the_uniform_pointer(day, tmp_path):
@@ -292,3 +299,23 @@ def test_correction_rules_repair_as_lobs5_does(model):
     assert sampler.rejections["no_reference"] == 1
     for message in (executed, cancel, clipped):
         assert state.apply(message) is None  # every repaired message is strictly valid
+
+
+def test_a_rollout_that_gives_up_is_rejected_with_a_code_and_the_count_as_detail():
+    from synth.core.steps import ShardContext
+    from synth.generators.lob.generator import LobRolloutGenerator
+
+    generator = LobRolloutGenerator(
+        name="rejection",
+        method="rejection",
+        messages_path=Path(f"{AMZN}_message_1.csv"),
+        orderbook_path=Path(f"{AMZN}_orderbook_1.csv"),
+        windows=2,
+        horizon=200,
+        max_attempts=1,
+    )
+    ctx = ShardContext(seed=0, shard_index=0, num_shards=1, config_hash="x")
+    rejections = [r for batch in generator.generate(ctx) for r in batch.rejections]
+    assert rejections and {r.reason for r in rejections} == {"gave_up"}
+    for rejection in rejections:
+        assert re.fullmatch(r"rejection gave up after \d+ of 200 messages", rejection.detail), rejection.detail
