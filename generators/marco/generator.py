@@ -21,7 +21,7 @@ from synth.generators.marco.records import MARCO_SCHEMA, group_fields, trajector
 from synth.generators.marco.sources import MarcoSource, read_sources
 from synth.generators.marco.tasks import Setting, get_task
 from synth.generators.marco.trajectory import Mode, TrajectorySettings, run_trajectory
-from synth.validators.marco.evaluator import MoleculeEvaluator, SuccessProtocol
+from synth.validators.marco.evaluator import InvalidSourceError, MoleculeEvaluator, SuccessProtocol
 from synth.validators.marco.molecules import FragmentPolicy
 from synth.validators.marco.reward import RewardSettings
 
@@ -125,8 +125,13 @@ class MarcoTrajectoryGenerator(Generator):
             batch = GeneratedBatch()
             try:
                 rows = self._group(source, setting, ctx)
-            except ValueError as error:  # an unparsable source molecule
-                batch.reject(str(error), values={"source_id": source.source_id}, parents=[source.source_id])
+            except InvalidSourceError as error:
+                batch.reject(
+                    f"invalid_source:{error.kind}",
+                    detail=str(error),
+                    values={"source_id": source.source_id},
+                    parents=[source.source_id],
+                )
             else:
                 for row in rows:
                     batch.add(row, parents=[source.source_id])

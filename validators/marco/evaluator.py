@@ -26,6 +26,14 @@ PROTOCOLS: tuple[SuccessProtocol, ...] = ("gellmo", "repo")
 ROUNDING = 2
 
 
+class InvalidSourceError(ValueError):
+    """A source molecule that does not parse; `kind` is the stable invalid kind (`valence`, `parse_error`, …)."""
+
+    def __init__(self, message: str, *, kind: InvalidKind) -> None:
+        super().__init__(message)
+        self.kind: InvalidKind = kind
+
+
 @dataclass(frozen=True, slots=True)
 class PropertyChange:
     """One task property of a candidate: source and candidate values, the gain in the goal direction."""
@@ -131,11 +139,12 @@ class MoleculeEvaluator:
         return {key: self._predictor(key).predict(mol) for key in self.properties}
 
     def profile(self, smiles: str) -> SourceProfile:
-        """Parse a source molecule and compute its properties and fingerprint; invalid sources raise ValueError."""
+        """Parse a source molecule and compute its properties and fingerprint; invalid sources raise
+        `InvalidSourceError` (a ValueError) with the invalid kind."""
         parsed = parse_smiles(smiles, fragments=self.fragments)
         if not parsed.valid:
             msg = f"source SMILES {smiles!r} is invalid: {parsed.reason}"
-            raise ValueError(msg)
+            raise InvalidSourceError(msg, kind=parsed.kind or "parse_error")
         return SourceProfile(parsed, self.predict(parsed.mol), morgan_fingerprint(parsed.mol))
 
     def _change(self, key: str, source: float | None, value: float | None) -> PropertyChange:

@@ -17,7 +17,7 @@ import pyarrow as pa
 from synth.core.records import Verdict
 from synth.core.steps import Verifier
 from synth.validators.marco.answers import extract_smiles
-from synth.validators.marco.evaluator import Evaluation, MoleculeEvaluator, SourceProfile
+from synth.validators.marco.evaluator import Evaluation, InvalidSourceError, MoleculeEvaluator, SourceProfile
 from synth.validators.marco.reward import RewardSettings, turn_reward
 
 SHOWN = 5
@@ -41,34 +41,35 @@ def _compare_turn(stored: Mapping[str, Any], graded: Evaluation, reward: float) 
     fresh = _turn_values(graded, reward)
     for name in TURN_FIELDS:
         if stored[name] != fresh[name]:
-            problems.append(f"turn {stored['turn']}: {name} {stored[name]!r} stored, {fresh[name]!r} recomputed")
+            detail = f"turn {stored['turn']}: {name} {stored[name]!r} stored, {fresh[name]!r} recomputed"
+            problems.append(f"turn_mismatch: {detail}")
     changes = {c.key: c for c in graded.changes}
     for change in stored["properties"]:
         again = changes.get(change["key"])
         for name in CHANGE_FIELDS:
             value = getattr(again, name) if again is not None else None
             if change[name] != value:
-                problems.append(
-                    f"turn {stored['turn']}: {change['key']} {name} {change[name]!r} stored, {value!r} recomputed"
-                )
+                detail = f"turn {stored['turn']}: {change['key']} {name} {change[name]!r} stored, {value!r} recomputed"
+                problems.append(f"property_mismatch: {detail}")
     return problems
 
 
 def recheck_trajectory(row: Mapping[str, Any], *, rewards: RewardSettings) -> tuple[list[str], float]:
-    """Mismatches between the stored turns and a recomputation from their answers, and the recomputed return."""
+    """Mismatches (`code: detail` reasons) between the stored turns and a recomputation from their answers, and the
+    recomputed return."""
     evaluator = MoleculeEvaluator(
         properties=tuple(row["properties"]), protocol=row["protocol"], fragments=row["fragments"]
     )
     try:
         source: SourceProfile = evaluator.profile(row["source_smiles"])
-    except ValueError as error:
-        return [f"source: {error}"], 0.0
+    except InvalidSourceError as error:
+        return [f"invalid_source:{error.kind}: {error}"], 0.0
     problems: list[str] = []
     seen = [source.canonical]
     total = 0.0
     for stored in row["turns"]:
         if extract_smiles(stored["response"]) != stored["answer"]:
-            problems.append(f"turn {stored['turn']}: the stored answer is not the one in the response")
+            problems.append(f"answer_mismatch: turn {stored['turn']}: the stored answer is not the one in the response")
         graded = evaluator.evaluate(stored["answer"], source)
         reward = turn_reward(graded, seen=seen, settings=rewards)
         total += reward
@@ -76,7 +77,7 @@ def recheck_trajectory(row: Mapping[str, Any], *, rewards: RewardSettings) -> tu
         if graded.canonical:
             seen.append(graded.canonical)
     if row["trajectory_return"] != total:
-        problems.append(f"return {row['trajectory_return']!r} stored, {total!r} recomputed")
+        problems.append(f"return_mismatch: return {row['trajectory_return']!r} stored, {total!r} recomputed")
     return problems, total
 
 
@@ -102,7 +103,8 @@ class MarcoEvaluatorVerifier(Verifier):
             problems, _ = recheck_trajectory(row, rewards=self.rewards)
             turns = row["turns"]
             valid = sum(t["valid"] for t in turns)
-            shown = problems if len(problems) <= SHOWN else [*problems[:SHOWN], f"... and {len(problems) - SHOWN} more"]
+            more = f"truncated: {len(problems) - SHOWN} more mismatches"
+            shown = problems if len(problems) <= SHOWN else [*problems[:SHOWN], more]
             verdicts.append(
                 Verdict(
                     not problems,

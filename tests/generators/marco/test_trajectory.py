@@ -159,3 +159,24 @@ def test_scripted_backend_policy_edits_the_instruction_source():
 )
 def test_extract_smiles_follows_the_gellmo_regex(response, answer):
     assert extract_smiles(response) == answer
+
+
+def test_an_invalid_source_molecule_is_rejected_with_its_kind_as_code():
+    from dataclasses import dataclass
+
+    from synth.core.steps import ShardContext
+    from synth.generators.marco.generator import MarcoTrajectoryGenerator
+
+    @dataclass(frozen=True, kw_only=True)
+    class OneSourceGenerator(MarcoTrajectoryGenerator):
+        def chosen_sources(self):
+            return (replace(SOURCE, source_id="bad", smiles="C(C)(C)(C)(C)C"),)
+
+    generator = OneSourceGenerator(name="m", task="BPQ", settings=("seen",), group_size=1, budget=1)
+    ctx = ShardContext(seed=0, shard_index=0, num_shards=1, config_hash="x")
+    (batch,) = generator.generate(ctx)
+    assert not batch.rows
+    (rejection,) = batch.rejections
+    assert rejection.reason == "invalid_source:valence"
+    assert rejection.detail.startswith("source SMILES 'C(C)(C)(C)(C)C' is invalid: valence error")
+    assert rejection.values == {"source_id": "bad"}

@@ -48,10 +48,20 @@ def test_edits_to_answers_values_and_rewards_are_named(row):
     edited["turns"][0]["answer"] = "CCO"
     edited["turns"][0]["properties"][0]["gain"] = 99.0
     problems, _ = recheck_trajectory(edited, rewards=RewardSettings())
-    assert "turn 0: the stored answer is not the one in the response" in problems
-    assert any(p.startswith("turn 0: canonical") for p in problems)
+    assert "answer_mismatch: turn 0: the stored answer is not the one in the response" in problems
+    canonical = row["turns"][0]["canonical"]
+    assert f"turn_mismatch: turn 0: canonical {canonical!r} stored, 'CCO' recomputed" in problems
+    key = row["turns"][0]["properties"][0]["key"]
+    assert any(p.startswith(f"property_mismatch: turn 0: {key} gain 99.0 stored, ") for p in problems)
     other_weights, _ = recheck_trajectory(row, rewards=RewardSettings(similarity_weight=0.0))
-    assert any("reward" in p for p in other_weights) and any(p.startswith("return") for p in other_weights)
+    assert any(p.startswith("turn_mismatch: turn 0: reward ") for p in other_weights)
+    assert other_weights[-1].startswith(f"return_mismatch: return {row['trajectory_return']!r} stored, ")
+
+
+def test_an_invalid_source_is_named_by_its_kind(row):
+    problems, total = recheck_trajectory({**row, "source_smiles": "C(C)(C)(C)(C)C"}, rewards=RewardSettings())
+    assert total == 0.0 and len(problems) == 1
+    assert problems[0].startswith("invalid_source:valence: source SMILES 'C(C)(C)(C)(C)C' is invalid: valence error")
 
 
 def test_verifier_scores_rows_of_the_dataset_schema(row):
@@ -61,4 +71,7 @@ def test_verifier_scores_rows_of_the_dataset_schema(row):
     )
     good, bad = MarcoEvaluatorVerifier(name="evaluator").verify(table)
     assert good.passed and good.scores["mismatches"] == 0.0 and good.scores["turns"] == len(row["turns"])
-    assert not bad.passed and bad.scores["mismatches"] == 1.0 and bad.reasons[0].startswith("return")
+    assert not bad.passed and bad.scores["mismatches"] == 1.0
+    assert bad.reasons == (
+        f"return_mismatch: return {row['trajectory_return'] + 1!r} stored, {row['trajectory_return']!r} recomputed",
+    )
