@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from synth.generators.optiscribe.policy import Dimension, Proposal, free_dimensions, spec_from_draws
-from synth.generators.optiscribe.request import InstanceRequest
+from synth.validators.optiscribe.request import InstanceRequest
 
 
 def _arm(dim: Dimension, drawn: float | str, bins: int) -> str:

@@ -21,14 +21,14 @@ from typing import Any, Literal
 import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
-from synth.generators.optiscribe.grammar import parse_instruction
-from synth.generators.optiscribe.request import InstanceRequest
 from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, run_selfplay
-from synth.generators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
+from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
+from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reward import is_trivial
 from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
+from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
 BENCH_INSTRUCTIONS: dict[str, str] = {

@@ -11,8 +11,8 @@ from synth.generators.optiscribe.covering import build_combinatorial_auction, bu
 from synth.generators.optiscribe.facility import build_facility_location
 from synth.generators.optiscribe.graphs import build_independent_set, build_max_cut
 from synth.generators.optiscribe.knapsack import build_knapsack
-from synth.generators.optiscribe.spec import Family, InstanceSpec
 from synth.validators.optiscribe.reading import ModelFormat, write_model_text
+from synth.validators.optiscribe.spec import Family, InstanceSpec
 
 if TYPE_CHECKING:
     from pyscipopt import Model

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from synth.generators.optiscribe.spec import InstanceSpec
+from synth.validators.optiscribe.spec import InstanceSpec
 
 if TYPE_CHECKING:
     from pyscipopt import Model

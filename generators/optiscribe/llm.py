@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from synth.core.llm import GenRequest, Message, SamplingParams
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.policy import CemPolicy
-from synth.generators.optiscribe.request import InstanceRequest
-from synth.generators.optiscribe.spec import DIFFICULTIES, FAMILIES, InstanceSpec, SpecError
+from synth.validators.optiscribe.grammar import parse_instruction
+from synth.validators.optiscribe.request import InstanceRequest
+from synth.validators.optiscribe.spec import DIFFICULTIES, FAMILIES, InstanceSpec, SpecError
 
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",

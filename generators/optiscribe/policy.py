@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from synth.generators.optiscribe.request import InstanceRequest
-from synth.generators.optiscribe.spec import InstanceSpec, KnobValue, family_spec
+from synth.validators.optiscribe.request import InstanceRequest
+from synth.validators.optiscribe.spec import InstanceSpec, KnobValue, family_spec
 
 MIN_PROB = 0.02
 

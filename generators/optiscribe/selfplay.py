@@ -21,12 +21,12 @@ import numpy as np
 
 from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import build_model_text
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.policy import CemPolicy
-from synth.generators.optiscribe.request import InstanceRequest
-from synth.generators.optiscribe.spec import InstanceSpec, SpecError
+from synth.validators.optiscribe.grammar import parse_instruction
+from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reward import RewardSettings, compute_reward
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
+from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 
 ChallengerKind = Literal["cem", "bandit", "default"]
 Policy = CemPolicy | BanditPolicy

@@ -1,4 +1,8 @@
-"""Verifiers of OptiScribe MILP instances: SCIP hardness, an OR-Tools cross-check, instruction following, reward."""
+"""Verifiers of OptiScribe MILP instances: SCIP hardness, an OR-Tools cross-check, instruction following, reward.
+
+The instruction contract (`grammar`: instruction text to `InstanceRequest`; `spec`: the families and
+`InstanceSpec`) lives here so the instruction verifier re-reads what each row's instruction asked.
+"""
 
 from synth.validators.optiscribe.crosscheck import CrossCheck, CrossCheckSettings, crosscheck_model_text
 from synth.validators.optiscribe.reading import ModelTextError, read_model_text

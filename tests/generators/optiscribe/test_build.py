@@ -5,11 +5,11 @@ import pytest
 pytest.importorskip("pyscipopt")
 
 from synth.generators.optiscribe.build import build_model, build_model_text
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.graphs import barabasi_albert_edges, greedy_clique_partition
-from synth.generators.optiscribe.request import InstanceRequest
-from synth.generators.optiscribe.spec import FAMILIES
+from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
+from synth.validators.optiscribe.request import InstanceRequest
+from synth.validators.optiscribe.spec import FAMILIES
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
 SMALL = {

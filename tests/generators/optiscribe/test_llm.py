@@ -5,8 +5,8 @@ import json
 import pytest
 
 from synth.core.llm import SamplingParams, ScriptedBackend
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.llm import challenger_request, read_challenger_answer, scripted_challenger_policy
+from synth.validators.optiscribe.grammar import parse_instruction
 
 INSTRUCTION = "a max-cut problem with 30 nodes, density between 0.2 and 0.4, hard"
 

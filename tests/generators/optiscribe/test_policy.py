@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.policy import CemPolicy, free_dimensions
+from synth.validators.optiscribe.grammar import parse_instruction
 
 
 def test_free_dimensions_are_what_the_instruction_leaves_open():

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("pyscipopt")
 
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.generators.optiscribe.selfplay import SelfPlaySettings, run_selfplay
+from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.scip import ScipSettings
 
 TINY = "a max-cut problem with 12 nodes, density 0.4, hard"

@@ -6,8 +6,8 @@ pytest.importorskip("pyscipopt")
 pytest.importorskip("ortools")
 
 from synth.generators.optiscribe.build import build_model_text
-from synth.generators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.crosscheck import CrossCheck, CrossCheckSettings, agreement, crosscheck_model_text
+from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.scip import solve_model_text
 
 from .test_scip import INFEASIBLE_LP

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("pyscipopt")
 
 from synth.generators.optiscribe.build import build_model_text
-from synth.generators.optiscribe.grammar import parse_instruction
+from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import ModelTextError, convert_model_text, read_model_text
 from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
 

@@ -5,8 +5,8 @@ import pytest
 pytest.importorskip("pyscipopt")
 
 from synth.generators.optiscribe.build import build_model_text
-from synth.generators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reading import read_model_text
+from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
 

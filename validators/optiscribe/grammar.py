@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from synth.generators.optiscribe.request import FloatRange, InstanceRequest, IntRange
-from synth.generators.optiscribe.spec import FAMILIES, Difficulty, Family, SpecError, family_spec
+from synth.validators.optiscribe.request import FloatRange, InstanceRequest, IntRange
+from synth.validators.optiscribe.spec import FAMILIES, Difficulty, Family, SpecError, family_spec
 
 FAMILY_PATTERNS: dict[Family, str] = {
     "facility_location": r"\b(?:capacitated\s+)?facility[\s-]+location\b|\bcfl\b",

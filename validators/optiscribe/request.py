@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth.generators.optiscribe.spec import (
+from synth.validators.optiscribe.spec import (
     Difficulty,
     Family,
     InstanceSpec,

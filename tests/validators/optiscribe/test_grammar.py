@@ -2,9 +2,9 @@
 
 import pytest
 
-from synth.generators.optiscribe.grammar import parse_instruction, render_instruction
-from synth.generators.optiscribe.request import InstanceRequest
-from synth.generators.optiscribe.spec import InstanceSpec, SpecError
+from synth.validators.optiscribe.grammar import parse_instruction, render_instruction
+from synth.validators.optiscribe.request import InstanceRequest
+from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 
 
 def test_the_issue_example_parses_into_sizes_knob_range_and_difficulty():
@@ -115,7 +115,7 @@ def test_make_spec_clips_choices_into_the_asked_ranges():
 def test_the_docstring_example_runs():
     import doctest
 
-    from synth.generators.optiscribe import grammar
+    from synth.validators.optiscribe import grammar
 
     result = doctest.testmod(grammar)
     assert result.attempted >= 2 and result.failed == 0
