@@ -10,17 +10,67 @@ from rich.table import Table
 
 from synth.cli._common import cli_errors, console
 
+PLOTS_HELP = "Write PNG histograms of the numeric columns and bar charts of the category counts to this folder."
+
+
+def _write_plots(dataset_dir: Path, folder: Path) -> list[Path]:
+    from synth.core.dataset import open_dataset
+    from synth.pipelines.plots import write_plots
+
+    return write_plots(open_dataset(dataset_dir, require_complete=False), folder)
+
+
+def show_pipeline(out: Path, *, plots: Path | None, as_json: bool) -> None:
+    """Print each stage of a multi-stage OUT (and write plots of its dataset stages)."""
+    from synth.pipelines.pipeline_inspection import describe_pipeline
+
+    info = describe_pipeline(out)
+    if plots is not None:
+        for stage in info["stages"]:
+            if stage["rows"] is not None and stage["status"] == "complete":
+                stage["plots"] = [str(p) for p in _write_plots(out / stage["name"], plots / stage["name"])]
+    if as_json:
+        console.print_json(json.dumps(info, default=str))
+        return
+    table = Table(title=f"{info['out']}  status {info['status']}", title_justify="left")
+    for column in ("stage", "kind", "inputs", "status", "domain", "rows", "rejected", "files"):
+        table.add_column(column)
+    for stage in info["stages"]:
+        cells = [stage[key] for key in ("name", "kind")] + [", ".join(stage["inputs"]) or "-", stage["status"]]
+        cells += [
+            "-" if stage[key] is None else f"{stage[key]:,}" if isinstance(stage[key], int) else stage[key]
+            for key in ("domain", "rows", "rejected_rows", "files")
+        ]
+        table.add_row(*(str(cell) for cell in cells))
+    console.print(table)
+    for stage in info["stages"]:
+        for item in stage["input_manifests"]:
+            console.print(
+                f"  {stage['name']} <- {item['name']} ({item['path']}, manifest {item['manifest_sha256'][:12]})"
+            )
+
 
 def inspect_command(
     out: Path = typer.Argument(..., help="Dataset directory written by `synth run` or `synth generate`."),
     rows: int = typer.Option(3, "--rows", min=0, help="Number of sample rows to show."),
     width: int = typer.Option(60, "--width", min=8, help="Clip long string values to this many characters."),
     as_json: bool = typer.Option(False, "--json", help="Print the description as JSON on stdout."),
+    plots: Path | None = typer.Option(None, "--plots", help=PLOTS_HELP),
 ) -> None:
-    """Show the schema, counts, verifier pass rates, rejection reasons and a few sample rows."""
+    """Show the schema, counts, verifier pass rates, rejection reasons and a few sample rows.
+
+    On a multi-stage OUT: each stage, its inputs, status and rows.
+    """
+    from synth.pipelines.pipeline_inspection import is_pipeline_dir
+
+    if is_pipeline_dir(out):
+        show_pipeline(out, plots=plots, as_json=as_json)
+        return
     from synth.pipelines.inspection import describe_dataset
 
     info = describe_dataset(out, sample_rows=rows, width=width)
+    if plots is not None:
+        info["plots"] = [str(p) for p in _write_plots(out, plots)]
     if as_json:
         console.print_json(json.dumps(info, default=str))
         return
@@ -51,6 +101,8 @@ def inspect_command(
         for reason, count in info["rejected"].items():
             reasons.add_row(reason, str(count))
         console.print(reasons)
+    for path in info.get("plots", []):
+        console.print(f"wrote {path}")
     for index, row in enumerate(info["sample"]):
         sample = Table("column", "value", title=f"sample row {index}", title_justify="left")
         for key, value in row.items():

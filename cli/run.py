@@ -114,8 +114,22 @@ def run_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Run the pipeline a YAML config describes; a rerun with the same config resumes."""
-    data = read_config_mapping(config_path)
-    config = parse_config(apply_overrides(data, overrides), source=str(config_path))
+    data = apply_overrides(read_config_mapping(config_path), overrides)
+    if "stages" in data:
+        from synth.cli.stages import execute_stages
+
+        execute_stages(
+            data,
+            source=str(config_path),
+            out=out,
+            engine=engine,
+            task_runner=task_runner,
+            workers=workers,
+            overwrite=overwrite,
+            as_json=as_json,
+        )
+        return
+    config = parse_config(data, source=str(config_path))
     execute(
         config,
         out=out,

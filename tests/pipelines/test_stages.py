@@ -1,0 +1,195 @@
+"""Multi-stage pipelines: validation, dependency order, fingerprints, skipping, reruns of changed stages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from synth.core.config import StrictModel, parse_config
+from synth.core.dataset import read_rows
+from synth.core.errors import ConfigError
+from synth.core.sink import sha256_file
+from synth.core.stage import StageContext, StageInput
+from synth.pipelines.execution import run_local
+from synth.pipelines.stage_engine import PIPELINE_FILE, run_stages_local
+from synth.pipelines.stage_kinds import STAGE_KINDS
+from synth.pipelines.stages import parse_stages
+
+
+class SumSettings(StrictModel):
+    scale: int = 1
+    fail: bool = False
+
+
+class SumStage:
+    """A test stage kind: sums the `value` column of its toy inputs times `scale` into total.json."""
+
+    kind: ClassVar[str] = "sum"
+    runs: ClassVar[list[str]] = []
+
+    def parse_settings(self, data: Mapping[str, Any]) -> SumSettings:
+        return SumSettings.model_validate(dict(data))
+
+    def check(self, settings: SumSettings, inputs: Sequence[StageInput]) -> None:
+        if not inputs or any(item.domain != "toy" for item in inputs):
+            msg = f"a sum stage reads toy datasets (got {[item.domain for item in inputs]})"
+            raise ConfigError(msg)
+
+    def run(self, settings: SumSettings, ctx: StageContext) -> dict[str, Any]:
+        SumStage.runs.append(ctx.name)
+        total = sum(int(read_rows(item.path, columns=["value"])["value"].sum()) for item in ctx.inputs)
+        (ctx.work / "total.json").write_text(json.dumps({"total": total * settings.scale}))
+        if settings.fail:
+            raise RuntimeError("stage failed half-way")
+        return {"total": total * settings.scale}
+
+
+@pytest.fixture(autouse=True)
+def sum_kind(monkeypatch):
+    SumStage.runs.clear()
+    monkeypatch.setitem(STAGE_KINDS, "sum", SumStage())
+
+
+def three_stages(scale: int = 1, *, fail: bool = False) -> dict[str, Any]:
+    return {
+        "seed": 3,
+        "stages": {
+            "total": {"kind": "sum", "inputs": ["evens", "more"], "scale": scale, "fail": fail},
+            "evens": {"kind": "generate", "domain": "toy", "shards": 3, "generator": {"rows_per_shard": 12}},
+            "more": {"kind": "generate", "domain": "toy", "seed": 5, "generator": {"rows_per_shard": 6}},
+        },
+    }
+
+
+def data_hashes(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): sha256_file(p) for p in sorted(root.rglob("data/*.parquet"))}
+
+
+def test_stages_run_in_dependency_order_and_match_single_stage_runs(tmp_path):
+    plan = parse_stages(three_stages())
+    assert [s.name for s in plan.stages] == ["evens", "more", "total"]
+    summary = run_stages_local(plan, tmp_path / "out")
+    assert summary.executed == ["evens", "more", "total"] and summary.pipeline["status"] == "complete"
+    alone = run_local(
+        parse_config({"domain": "toy", "seed": 3, "shards": 3, "generator": {"rows_per_shard": 12}}), tmp_path / "alone"
+    )
+    assert alone.manifest["status"] == "complete"
+    assert data_hashes(tmp_path / "out" / "evens") == data_hashes(tmp_path / "alone")
+    manifest = json.loads((tmp_path / "out" / "total" / "manifest.json").read_text())
+    assert [item["name"] for item in manifest["inputs"]] == ["evens", "more"]
+    for item in manifest["inputs"]:
+        assert item["manifest_sha256"] == sha256_file(tmp_path / "out" / item["name"] / "manifest.json")
+    assert manifest["files"][0]["path"] == "total.json" and manifest["summary"]["total"] > 0
+    assert not (tmp_path / "out" / ".synth" / "work").exists()
+
+
+def test_a_rerun_skips_complete_stages_and_a_change_reruns_only_downstream(tmp_path):
+    out = tmp_path / "out"
+    first = run_stages_local(parse_stages(three_stages()), out)
+    before = {name: sha256_file(out / name / "manifest.json") for name in ("evens", "more", "total")}
+    again = run_stages_local(parse_stages(three_stages()), out)
+    assert again.executed == [] and again.skipped == ["evens", "more", "total"]
+    changed = run_stages_local(parse_stages(three_stages(scale=2)), out)
+    assert changed.executed == ["total"] and changed.skipped == ["evens", "more"]
+    assert {n: sha256_file(out / n / "manifest.json") for n in ("evens", "more")} == {
+        n: before[n] for n in ("evens", "more")
+    }
+    fingerprints = {s["name"]: s["fingerprint"] for s in first.pipeline["stages"]}
+    new_fingerprints = {s["name"]: s["fingerprint"] for s in changed.pipeline["stages"]}
+    assert fingerprints["evens"] == new_fingerprints["evens"] and fingerprints["total"] != new_fingerprints["total"]
+    assert json.loads((out / "total" / "total.json").read_text())["total"] == 2 * first_total(out, 1)
+    upstream = three_stages(scale=2)
+    upstream["stages"]["more"]["generator"]["rows_per_shard"] = 7
+    rerun = run_stages_local(parse_stages(upstream), out)
+    assert rerun.executed == ["more", "total"] and rerun.skipped == ["evens"]
+    assert read_rows(out / "more").height <= 7
+
+
+def first_total(out: Path, scale: int) -> int:
+    return sum(int(read_rows(out / name, columns=["value"])["value"].sum()) for name in ("evens", "more")) * scale
+
+
+def test_a_failed_stage_leaves_earlier_stages_and_reruns_alone(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="half-way"):
+        run_stages_local(parse_stages(three_stages(fail=True)), out)
+    assert not (out / "total").exists()
+    pipeline = json.loads((out / PIPELINE_FILE).read_text())
+    assert {s["name"]: s["status"] for s in pipeline["stages"]} == {
+        "evens": "complete",
+        "more": "complete",
+        "total": "pending",
+    }
+    SumStage.runs.clear()
+    rerun = run_stages_local(parse_stages(three_stages()), out)
+    assert rerun.executed == ["total"] and SumStage.runs == ["total"]
+
+
+def test_an_interrupted_generate_stage_resumes_its_missing_shards(tmp_path):
+    out = tmp_path / "out"
+    run_stages_local(parse_stages(three_stages()), out)
+    hashes = data_hashes(out)
+    (out / "evens" / ".synth" / "shards" / "00001.json").unlink()
+    (out / "total" / "manifest.json").unlink()
+    rerun = run_stages_local(parse_stages(three_stages()), out)
+    assert rerun.executed == ["evens", "total"]
+    assert data_hashes(out) == hashes
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["stages"]["total"].update(inputs=["evens", "odds"]), "field `stages.total.inputs`: 'odds' is"),
+        (
+            lambda d: d["stages"]["evens"].update(kind="sum", inputs=["total"]),
+            "field `stages.evens.inputs`: the stages form a cycle (total -> evens -> total)",
+        ),
+        (lambda d: d["stages"]["more"].update(inputs=["evens"]), "field `stages.more.inputs`: a generate stage"),
+        (lambda d: d["stages"]["total"].update(kind="bake"), "field `stages.total.kind`: unknown stage kind 'bake'"),
+        (lambda d: d["stages"]["total"].update(scale="x"), "field `stages.total.scale`: Input should be"),
+        (lambda d: d["stages"]["more"].update(domain="nope"), "field `stages.more.domain`: unknown domain 'nope'"),
+        (lambda d: d["stages"].update({"Bad Name": {"kind": "sum"}}), "field `stages.Bad Name`: a stage name"),
+    ],
+)
+def test_bad_stage_configs_are_one_line_errors_naming_stage_and_field(tmp_path, change, message):
+    data = three_stages()
+    change(data)
+    with pytest.raises(ConfigError) as caught:
+        parse_stages(data, source="p.yaml")
+    assert str(caught.value).startswith("p.yaml: ") and message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_kind_check_names_the_stage_and_an_incomplete_external_input_is_refused(tmp_path):
+    papyrus = {"domain": "papyrus", "generator": {"levels": [0.1], "variants": ["uniform"], "sources": ["epidoc"]}}
+    data = {"stages": {"corpus": {"kind": "generate", **papyrus}, "total": {"kind": "sum", "inputs": ["corpus"]}}}
+    with pytest.raises(
+        ConfigError, match=r"field `stages.total`: a sum stage reads toy datasets \(got \['papyrus'\]\)"
+    ):
+        parse_stages(data)
+    external = tmp_path / "ext"
+    config = parse_config({"domain": "toy", "shards": 2})
+    run_local(config, external)
+    (external / ".synth" / "shards" / "00001.json").unlink()
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run_local(config, external, on_start=interrupt)
+    with pytest.raises(ConfigError, match=r"field `stages.total.inputs`: .*ext: dataset is incomplete \(1 of 2"):
+        parse_stages({"stages": {"total": {"kind": "sum", "inputs": [str(external)]}}})
+
+
+def interrupt(plan: object) -> None:
+    raise RuntimeError("interrupted after the manifest was written")
+
+
+def test_an_external_complete_dataset_is_an_input_fingerprinted_by_its_manifest(tmp_path):
+    external = tmp_path / "ext"
+    run_local(parse_config({"domain": "toy", "shards": 2}), external)
+    plan = parse_stages({"stages": {"total": {"kind": "sum", "inputs": [str(external)]}}})
+    summary = run_stages_local(plan, tmp_path / "out")
+    assert summary.executed == ["total"]
+    manifest = json.loads((tmp_path / "out" / "total" / "manifest.json").read_text())
+    assert manifest["inputs"][0]["manifest_sha256"] == sha256_file(external / "manifest.json")
