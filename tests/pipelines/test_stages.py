@@ -3,66 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pytest
+from stage_helpers import SumStage, three_stages
 
-from synth.core.config import StrictModel, parse_config
+from synth.core.config import parse_config
 from synth.core.dataset import read_rows
 from synth.core.errors import ConfigError
 from synth.core.sink import sha256_file
-from synth.core.stage import StageContext, StageInput
 from synth.pipelines.execution import run_local
 from synth.pipelines.stage_engine import PIPELINE_FILE, run_stages_local
 from synth.pipelines.stage_kinds import STAGE_KINDS
 from synth.pipelines.stages import parse_stages
 
 
-class SumSettings(StrictModel):
-    scale: int = 1
-    fail: bool = False
-
-
-class SumStage:
-    """A test stage kind: sums the `value` column of its toy inputs times `scale` into total.json."""
-
-    kind: ClassVar[str] = "sum"
-    runs: ClassVar[list[str]] = []
-
-    def parse_settings(self, data: Mapping[str, Any]) -> SumSettings:
-        return SumSettings.model_validate(dict(data))
-
-    def check(self, settings: SumSettings, inputs: Sequence[StageInput]) -> None:
-        if not inputs or any(item.domain != "toy" for item in inputs):
-            msg = f"a sum stage reads toy datasets (got {[item.domain for item in inputs]})"
-            raise ConfigError(msg)
-
-    def run(self, settings: SumSettings, ctx: StageContext) -> dict[str, Any]:
-        SumStage.runs.append(ctx.name)
-        total = sum(int(read_rows(item.path, columns=["value"])["value"].sum()) for item in ctx.inputs)
-        (ctx.work / "total.json").write_text(json.dumps({"total": total * settings.scale}))
-        if settings.fail:
-            raise RuntimeError("stage failed half-way")
-        return {"total": total * settings.scale}
-
-
 @pytest.fixture(autouse=True)
 def sum_kind(monkeypatch):
     SumStage.runs.clear()
     monkeypatch.setitem(STAGE_KINDS, "sum", SumStage())
-
-
-def three_stages(scale: int = 1, *, fail: bool = False) -> dict[str, Any]:
-    return {
-        "seed": 3,
-        "stages": {
-            "total": {"kind": "sum", "inputs": ["evens", "more"], "scale": scale, "fail": fail},
-            "evens": {"kind": "generate", "domain": "toy", "shards": 3, "generator": {"rows_per_shard": 12}},
-            "more": {"kind": "generate", "domain": "toy", "seed": 5, "generator": {"rows_per_shard": 6}},
-        },
-    }
 
 
 def data_hashes(root: Path) -> dict[str, str]:
