@@ -3,7 +3,8 @@
 Each shard runs its own challenger from a fresh policy, seeded by (run seed, shard). A row holds the
 instruction, the spec and what the instruction asked (JSON), the model as LP text, the SCIP settings and
 statistics of the self-play solve (without wall time), the reward, the round, the curriculum level and the
-policy state the proposal was drawn from. Specs the challenger cannot build are rejected with the reason.
+policy state the proposal was drawn from. Specs the challenger cannot build are rejected as `spec:<code>` (the
+spec error's stable code) with the reason as detail.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class OptiScribeGenerator(Generator):
                 parents = [f"round:{candidate.round}"]
                 if candidate.error is not None:
                     batch.reject(
-                        f"spec: {candidate.error}",
+                        f"spec:{candidate.error_code}",
+                        detail=candidate.error,
                         values={"instruction": candidate.instruction, "round": candidate.round},
                         parents=parents,
                     )

@@ -43,11 +43,13 @@ SYSTEM_PROMPT = (
 
 @dataclass(frozen=True)
 class ChallengerAnswer:
-    """A validated answer: a spec or LP text, or the reason it was refused."""
+    """A validated answer: a spec or LP text, or the reason it was refused with its stable `code`
+    (`malformed_spec`, `challenger_refused`, `ignores_instruction`, `malformed_lp`, or the spec error's code)."""
 
     spec: InstanceSpec | None = None
     model_text: str | None = None
     reason: str | None = None
+    code: str | None = None
 
 
 def challenger_request(
@@ -66,16 +68,21 @@ def _read_spec(text: str, request: InstanceRequest) -> ChallengerAnswer:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        return ChallengerAnswer(reason=f"spec: not JSON ({error.msg} at char {error.pos})")
+        reason = f"spec: not JSON ({error.msg} at char {error.pos})"
+        return ChallengerAnswer(reason=reason, code="malformed_spec")
     if isinstance(data, dict) and "error" in data:
-        return ChallengerAnswer(reason=f"challenger refused: {data['error']}")
+        return ChallengerAnswer(reason=f"challenger refused: {data['error']}", code="challenger_refused")
     try:
         spec = InstanceSpec.from_dict(data) if isinstance(data, dict) else InstanceSpec.from_json(text)
     except SpecError as error:
         message = str(error)
-        return ChallengerAnswer(reason=message if message.startswith("spec:") else f"spec: {message}")
+        return ChallengerAnswer(reason=message if message.startswith("spec:") else f"spec: {message}", code=error.code)
     outside = request.violations(spec)
-    return ChallengerAnswer(spec=spec, reason=f"spec ignores the instruction: {outside[0]}" if outside else None)
+    if outside:
+        return ChallengerAnswer(
+            spec=spec, reason=f"spec ignores the instruction: {outside[0]}", code="ignores_instruction"
+        )
+    return ChallengerAnswer(spec=spec)
 
 
 def read_challenger_answer(text: str, *, instruction: str) -> ChallengerAnswer:
@@ -89,7 +96,7 @@ def read_challenger_answer(text: str, *, instruction: str) -> ChallengerAnswer:
     try:
         read_model_text(text)
     except ModelTextError as error:
-        return ChallengerAnswer(reason=f"malformed LP: {error}")
+        return ChallengerAnswer(reason=f"malformed LP: {error}", code="malformed_lp")
     return ChallengerAnswer(model_text=text)
 
 
@@ -99,5 +106,5 @@ def scripted_challenger_policy(request: GenRequest, rng: np.random.Generator) ->
     try:
         spec = CemPolicy().sample(parse_instruction(instruction), rng).spec
     except SpecError as error:
-        return json.dumps({"error": str(error)})
+        return json.dumps({"error": str(error), "code": error.code})
     return spec.to_json()

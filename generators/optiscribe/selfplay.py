@@ -52,7 +52,8 @@ class SelfPlaySettings:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One proposal and what SCIP made of it (`stats` is None when the spec could not be built)."""
+    """One proposal and what SCIP made of it (`stats` is None when the spec could not be built: `error` says why and
+    `error_code` is the spec error's stable code)."""
 
     round: int
     level: int
@@ -65,24 +66,25 @@ class Candidate:
     reward: float
     policy: str
     error: str | None = None
+    error_code: str = "invalid_spec"
 
 
 def parse_curriculum(instructions: Sequence[str]) -> list[InstanceRequest]:
     """Parse the curriculum's instructions (easiest first); all must name one family."""
     if not instructions:
         msg = "`curriculum`: give at least one instruction"
-        raise SpecError(msg)
+        raise SpecError(msg, code="empty_curriculum")
     requests = []
     for index, instruction in enumerate(instructions):
         try:
             requests.append(parse_instruction(instruction))
         except SpecError as error:
             msg = f"`curriculum[{index}]`: {error}"
-            raise SpecError(msg) from None
+            raise SpecError(msg, code=error.code) from None
     families = sorted({r.family for r in requests})
     if len(families) > 1:
         msg = f"`curriculum`: instructions name several families {families}; use one family per run"
-        raise SpecError(msg)
+        raise SpecError(msg, code="mixed_families")
     return requests
 
 
@@ -129,7 +131,7 @@ def play_round(
     candidates, draws, rewards = [], [], []
     for _ in range(settings.candidates):
         seed = int(rng.integers(2**62))
-        spec, error, drawn = None, None, {}
+        spec, error, error_code, drawn = None, None, "invalid_spec", {}
         try:
             if settings.challenger != "default":
                 proposal = state.policy.sample(request, rng)
@@ -137,7 +139,7 @@ def play_round(
             else:
                 spec = request.make_spec()
         except SpecError as caught:
-            error = str(caught)
+            error, error_code = str(caught), caught.code
         text, stats, reward = (None, None, 0.0) if spec is None else _solve(spec, seed, settings)
         candidates.append(
             Candidate(
@@ -152,6 +154,7 @@ def play_round(
                 reward=reward,
                 policy=policy_before,
                 error=error,
+                error_code=error_code,
             )
         )
         draws.append(drawn)

@@ -94,6 +94,39 @@ def test_a_bad_instruction_in_the_config_is_a_one_line_error(tmp_path):
     assert len(lines) == 1 and "generator.curriculum" in lines[0] and "unknown family" in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("instruction", "message"),
+    [
+        (
+            "a max-cut problem with -5 nodes",
+            "'-5 nodes' is not a size; size `nodes` must be a whole number of at least 3",
+        ),
+        (
+            "a max-cut problem with 2.5 nodes",
+            "'2.5 nodes' is not a size; size `nodes` must be a whole number of at least 3",
+        ),
+        (
+            "a max-cut problem with twenty nodes",
+            "'twenty nodes' is not read as a size; write it in digits (e.g. '30 nodes')",
+        ),
+    ],
+)
+def test_an_unreadable_size_is_refused_before_anything_is_built(tmp_path, instruction, message):
+    result = invoke(
+        "generate",
+        "optiscribe",
+        "--out",
+        tmp_path / "out",
+        "--set",
+        f"generator.curriculum={json.dumps([instruction])}",
+    )
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "`curriculum[0]`: max_cut: " in lines[0]
+    assert message in lines[0]
+    assert not (tmp_path / "out").exists()
+
+
 def test_export_writes_lp_and_mps_files_that_solve_like_the_rows(dataset, tmp_path):
     from synth.core.errors import OutputDirError
     from synth.generators.optiscribe.export import export_instances

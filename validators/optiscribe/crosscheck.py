@@ -75,15 +75,17 @@ def crosscheck_model_text(
 
 
 def agreement(check: CrossCheck, *, scip_status: str, scip_feasible: bool, scip_objective: float | None) -> str | None:
-    """None when SCIP and the second solver agree (or the check was not conclusive), else a one-line reason."""
+    """None when SCIP and the second solver agree (or the check was not conclusive), else a one-line reason
+    `code: detail` (`infeasible_disagreement`, `feasible_disagreement`, `objective_disagreement`)."""
     if check.status in {"skipped", "not_solved"}:
         return None
     if check.status == "infeasible" and scip_feasible:
-        return f"{check.solver} says infeasible, SCIP found a solution"
+        return f"infeasible_disagreement: {check.solver} says infeasible, SCIP found a solution"
     if check.status in {"optimal", "feasible"} and scip_status == "infeasible":
-        return f"{check.solver} found a solution, SCIP says infeasible"
+        return f"feasible_disagreement: {check.solver} found a solution, SCIP says infeasible"
     if check.status == "optimal" and scip_status == "optimal" and scip_objective is not None:
         objective = check.objective if check.objective is not None else float("nan")
         if not abs(objective - scip_objective) <= OBJECTIVE_TOLERANCE * max(1.0, abs(scip_objective)):
-            return f"{check.solver} optimum {objective:.9g} differs from SCIP's {scip_objective:.9g}"
+            detail = f"{check.solver} optimum {objective:.9g} differs from SCIP's {scip_objective:.9g}"
+            return f"objective_disagreement: {detail}"
     return None

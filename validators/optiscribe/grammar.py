@@ -6,8 +6,9 @@ Recognised (case-insensitive, any order): one family name; sizes as `N <noun>`, 
 `hard` and synonyms); knob phrases (`tight capacities`, `single-sourcing`, `strongly correlated`,
 `weights from 1 to 5`, `barabasi-albert`, `affinity 4`, `costs up to 50`, `capacity ratio 2.5`).
 
-Unknown families, sizes that do not apply or cannot be built, and contradictions (two difficulties, `tight` and
-`loose`, two values for one size) raise `SpecError` with one line.
+Unknown families, sizes that do not apply or cannot be built, counts the size patterns cannot read (`-5 nodes`,
+`2.5 nodes`: `invalid_size`; `twenty nodes`: `instruction_unparsed`) and contradictions (two difficulties, `tight`
+and `loose`, two values for one size) raise `SpecError` with one line and a stable `code`.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ DENSITY_TOLERANCE = 0.1
 NUM = r"(\d+(?:\.\d+)?)"
 INT = r"(\d[\d,]*)"
 NOUNS = "|".join(sorted(SIZE_NOUNS, key=len, reverse=True))
+MAX_DIGITS = 12
+_NUMBER_WORD_TEXT = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand "
+    "thousands million dozen dozens few several many"
+)
+NUMBER_WORDS = frozenset(_NUMBER_WORD_TEXT.split())
 
 
 @dataclass(frozen=True)
@@ -134,7 +142,11 @@ KNOB_PHRASES: tuple[KnobPhrase, ...] = (
 
 
 def _int(text: str) -> int:
-    return int(text.replace(",", ""))
+    digits = text.replace(",", "")
+    if len(digits) > MAX_DIGITS:
+        msg = f"number {text[:16]!r} has {len(digits)} digits, more than the {MAX_DIGITS} a size or count may have"
+        raise SpecError(msg, code="invalid_size")
+    return int(digits)
 
 
 def _one_line(text: str) -> str:
@@ -146,19 +158,19 @@ def find_family(text: str) -> Family:
     found = [family for family, pattern in FAMILY_PATTERNS.items() if re.search(pattern, text)]
     if len(found) > 1:
         msg = f"instruction names several families {found}; ask for one"
-        raise SpecError(msg)
+        raise SpecError(msg, code="ambiguous_family")
     if not found:
         named = re.search(r"\b(?:an?\s+)?([a-z][\w\s-]{0,40}?)\s+problem\b", text)
         what = f"{named.group(1)!r}" if named else "no family"
         msg = f"unknown family in instruction ({what}); choose from {list(FAMILIES)}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="unknown_family")
     return found[0]
 
 
 def _set_once(store: dict[str, tuple[float, float]], key: str, value: tuple[float, float], what: str) -> None:
     if key in store and store[key] != value:
         msg = f"contradictory {what}: {list(store[key])} and {list(value)}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="contradiction")
     store[key] = value
 
 
@@ -180,15 +192,38 @@ def find_sizes(text: str, family: Family) -> dict[str, IntRange]:
             name = SIZE_NOUNS[noun]
             if name not in spec.sizes:
                 msg = f"{family}: `{noun}` does not apply; sizes are {list(spec.sizes)}"
-                raise SpecError(msg)
+                raise SpecError(msg, code="unknown_size")
             low = spec.min_sizes[name] if low is None else low
             high = max(low, spec.default_sizes["hard"][name]) * 4 if high is None else high
             if low < spec.min_sizes[name]:
                 msg = f"{family}: {low} {noun} is impossible; size `{name}` must be at least {spec.min_sizes[name]}"
-                raise SpecError(msg)
+                raise SpecError(msg, code="invalid_size")
             _set_once(sizes, name, (low, high), f"`{name}` sizes")
         consumed = re.sub(pattern, " ", consumed)
+    _refuse_unread_sizes(consumed, family)
     return {name: (int(low), int(high)) for name, (low, high) in sizes.items()}
+
+
+def _refuse_unread_sizes(rest: str, family: Family) -> None:
+    """Raise on a size noun left after the size patterns whose count is a number they cannot read: negative or
+    fractional (`invalid_size`) or spelled out (`instruction_unparsed`), so no such size falls back to a default."""
+    spec = family_spec(family)
+    for match in re.finditer(rf"(\S+)\s+({NOUNS})\b", rest):
+        count, noun = match[1].strip("(,;:"), match[2]
+        name = SIZE_NOUNS[noun]
+        fragment = f"{count} {noun}"
+        if re.search(r"\d", count):
+            msg = (
+                f"{family}: {fragment!r} is not a size; size `{name}` must be a whole number of at least "
+                f"{spec.min_sizes.get(name, 1)} (e.g. '{spec.default_sizes['easy'].get(name, 10)} {noun}')"
+            )
+            raise SpecError(msg, code="invalid_size")
+        if all(part in NUMBER_WORDS for part in count.split("-")):
+            msg = (
+                f"{family}: {fragment!r} is not read as a size; write it in digits "
+                f"(e.g. '{spec.default_sizes['easy'].get(name, 10)} {noun}')"
+            )
+            raise SpecError(msg, code="instruction_unparsed")
 
 
 def _percent(value: str, sign: str | None) -> float:
@@ -217,7 +252,7 @@ def find_density(text: str) -> FloatRange | None:
     low, high = found["d"]
     if not 0 < low <= high <= 1:
         msg = f"`density` [{low:g}, {high:g}] is impossible; densities lie in (0, 1]"
-        raise SpecError(msg)
+        raise SpecError(msg, code="invalid_density")
     return low, high
 
 
@@ -226,7 +261,7 @@ def find_difficulty(text: str) -> Difficulty | None:
     found = {DIFFICULTY_WORDS[w] for w in re.findall(rf"\b({'|'.join(DIFFICULTY_WORDS)})\b", text)}
     if len(found) > 1:
         msg = f"contradictory difficulties {sorted(found)}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="contradiction")
     return found.pop() if found else None
 
 
@@ -240,12 +275,12 @@ def find_knobs(text: str, family: Family) -> tuple[dict[str, FloatRange], dict[s
             continue
         if phrase.family != family:
             msg = f"{family}: {match.group(0)!r} does not apply (it is a {phrase.family} setting)"
-            raise SpecError(msg)
+            raise SpecError(msg, code="invalid_knob")
         value = phrase.value(match)
         if isinstance(value, str):
             if choices.get(phrase.knob, value) != value:
                 msg = f"contradictory `{phrase.knob}`: {choices[phrase.knob]!r} and {value!r}"
-                raise SpecError(msg)
+                raise SpecError(msg, code="contradiction")
             choices[phrase.knob] = value
         elif phrase.knob == "weights":
             _set_once(ranges, "weight_low", (value[0], value[0]), "`weight_low`")
@@ -267,7 +302,7 @@ def parse_instruction(instruction: str) -> InstanceRequest:
     text = _one_line(instruction).lower()
     if not text:
         msg = "empty instruction"
-        raise SpecError(msg)
+        raise SpecError(msg, code="instruction_unparsed")
     family = find_family(text)
     ranges, choices = find_knobs(text, family)
     return InstanceRequest(
@@ -324,7 +359,7 @@ def _knob_words(family: Family, name: str, low: float, high: float) -> str:
     if name == "max_coef":
         return f"costs up to {int(high)}"
     msg = f"{family}: knob `{name}` range [{low:g}, {high:g}] has no instruction wording"
-    raise SpecError(msg)
+    raise SpecError(msg, code="no_wording")
 
 
 def _choice_words(name: str, value: str) -> str:

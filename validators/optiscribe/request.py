@@ -26,7 +26,7 @@ FloatRange = tuple[float, float]
 def _check_range(where: str, low: float, high: float) -> None:
     if low > high:
         msg = f"{where}: range [{low:g}, {high:g}] is empty (low above high)"
-        raise SpecError(msg)
+        raise SpecError(msg, code="empty_range")
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class InstanceRequest:
         for name, (low, high) in self.sizes.items():
             if name not in family.sizes:
                 msg = f"{self.family}: size `{name}` does not apply; sizes are {list(family.sizes)}"
-                raise SpecError(msg)
+                raise SpecError(msg, code="unknown_size")
             _check_range(f"{self.family}: size `{name}`", low, high)
         if self.density is not None:
             _check_range(f"{self.family}: `density`", *self.density)
@@ -54,7 +54,7 @@ class InstanceRequest:
             _check_range(f"{self.family}: knob `{name}`", low, high)
             if high < knob.low or low > knob.high:
                 msg = f"{self.family}: knob `{name}` range [{low:g}, {high:g}] outside [{knob.low:g}, {knob.high:g}]"
-                raise SpecError(msg)
+                raise SpecError(msg, code="invalid_knob")
         for name, value in self.knob_choices.items():
             family.knob(name).check(value, family=self.family)
         self.make_spec()  # impossible combinations (sizes vs density vs knobs) fail here, with the spec's reason

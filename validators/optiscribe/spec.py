@@ -22,7 +22,12 @@ MAX_VARIABLES = 200_000
 
 
 class SpecError(ValueError):
-    """An instance spec or request that cannot be built; the message is one line naming the field."""
+    """An instance spec or request that cannot be built; the message is one line naming the field, `code` the stable
+    reason code (`invalid_size`, `instruction_unparsed`, `unknown_family`, …) a rejected row is counted under."""
+
+    def __init__(self, message: str, *, code: str = "invalid_spec") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -42,17 +47,17 @@ class KnobSpec:
         if self.kind == "choice":
             if value not in self.choices:
                 msg = f"{where}: unknown value {value!r}; choose from {list(self.choices)}"
-                raise SpecError(msg)
+                raise SpecError(msg, code="invalid_knob")
             return str(value)
         if isinstance(value, bool) or not isinstance(value, int | float):
             msg = f"{where}: expected a number, got {value!r}"
-            raise SpecError(msg)
+            raise SpecError(msg, code="invalid_knob")
         if self.kind == "int" and float(value) != int(value):
             msg = f"{where}: expected an integer, got {value!r}"
-            raise SpecError(msg)
+            raise SpecError(msg, code="invalid_knob")
         if not self.low <= value <= self.high:
             msg = f"{where}: {value!r} outside [{self.low:g}, {self.high:g}]"
-            raise SpecError(msg)
+            raise SpecError(msg, code="invalid_knob")
         return int(value) if self.kind == "int" else float(value)
 
 
@@ -73,7 +78,7 @@ class FamilySpec:
             if knob.name == name:
                 return knob
         msg = f"{self.name}: unknown knob `{name}`; choose from {[k.name for k in self.knobs]}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="invalid_knob")
 
 
 FAMILY_SPECS: dict[Family, FamilySpec] = {
@@ -171,7 +176,7 @@ def family_spec(family: str) -> FamilySpec:
     """The spec of `family`, or raise listing the known families."""
     if family not in FAMILY_SPECS:
         msg = f"unknown family {family!r}; choose from {list(FAMILIES)}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="unknown_family")
     return FAMILY_SPECS[family]  # type: ignore[index]
 
 
@@ -195,16 +200,16 @@ def _check_sizes(family: FamilySpec, sizes: Mapping[str, int]) -> dict[str, int]
     unknown = sorted(set(sizes) - set(family.sizes))
     if unknown:
         msg = f"{family.name}: size `{unknown[0]}` does not apply; sizes are {list(family.sizes)}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="unknown_size")
     checked = {}
     for name in family.sizes:
         if name not in sizes:
             msg = f"{family.name}: size `{name}` missing"
-            raise SpecError(msg)
+            raise SpecError(msg, code="missing_size")
         value = sizes[name]
         if isinstance(value, bool) or not isinstance(value, int) or value < family.min_sizes[name]:
             msg = f"{family.name}: size `{name}` must be an integer >= {family.min_sizes[name]}, got {value!r}"
-            raise SpecError(msg)
+            raise SpecError(msg, code="invalid_size")
         checked[name] = value
     return checked
 
@@ -214,10 +219,10 @@ def _check_density(family: FamilySpec, density: float | None) -> None:
         return
     if family.density is None and family.name != "independent_set":
         msg = f"{family.name}: `density` does not apply to this family"
-        raise SpecError(msg)
+        raise SpecError(msg, code="invalid_density")
     if not 0.0 < density <= 1.0:
         msg = f"{family.name}: `density` must lie in (0, 1], got {density!r}"
-        raise SpecError(msg)
+        raise SpecError(msg, code="invalid_density")
 
 
 def _check_family_rules(spec: InstanceSpec) -> None:
@@ -226,7 +231,7 @@ def _check_family_rules(spec: InstanceSpec) -> None:
     where = spec.family
     if spec.family == "max_cut" and knobs["weight_low"] > knobs["weight_high"]:
         msg = f"{where}: knob `weight_low` ({knobs['weight_low']}) exceeds `weight_high` ({knobs['weight_high']})"
-        raise SpecError(msg)
+        raise SpecError(msg, code="infeasible_combination")
     if spec.family == "set_cover":
         nnz = int(sizes["rows"] * sizes["cols"] * (spec.density or 0.0))
         if nnz < max(2 * sizes["cols"], sizes["rows"]) or sizes["rows"] < 2:
@@ -234,19 +239,19 @@ def _check_family_rules(spec: InstanceSpec) -> None:
                 f"{where}: `density` {spec.density} gives {nnz} nonzeros, fewer than 2 per column and 1 per row "
                 f"({max(2 * sizes['cols'], sizes['rows'])})"
             )
-            raise SpecError(msg)
+            raise SpecError(msg, code="infeasible_combination")
     if spec.family == "independent_set" and knobs["graph"] == "barabasi_albert" and knobs["affinity"] >= sizes["nodes"]:
         msg = f"{where}: knob `affinity` ({knobs['affinity']}) must be below `nodes` ({sizes['nodes']})"
-        raise SpecError(msg)
+        raise SpecError(msg, code="infeasible_combination")
     if spec.family == "independent_set" and knobs["graph"] == "barabasi_albert" and spec.density is not None:
         msg = f"{where}: `density` applies to erdos_renyi graphs; a barabasi_albert graph's is set by `affinity`"
-        raise SpecError(msg)
+        raise SpecError(msg, code="infeasible_combination")
     if spec.family == "independent_set" and knobs["graph"] == "erdos_renyi" and spec.density is None:
         msg = f"{where}: an erdos_renyi graph needs a `density`"
-        raise SpecError(msg)
+        raise SpecError(msg, code="infeasible_combination")
     if estimated_variables(spec.family, sizes, spec.density) > MAX_VARIABLES:
         msg = f"{where}: sizes {dict(sizes)} give more than {MAX_VARIABLES} variables"
-        raise SpecError(msg)
+        raise SpecError(msg, code="too_large")
 
 
 @dataclass(frozen=True)
@@ -270,7 +275,7 @@ class InstanceSpec:
         object.__setattr__(self, "density", None if density is None else float(density))
         if self.difficulty is not None and self.difficulty not in DIFFICULTIES:
             msg = f"{self.family}: unknown difficulty {self.difficulty!r}; choose from {list(DIFFICULTIES)}"
-            raise SpecError(msg)
+            raise SpecError(msg, code="unknown_difficulty")
         for name in self.knobs:
             family.knob(name)
         knobs = {k.name: k.check(self.knobs.get(k.name, k.default), family=self.family) for k in family.knobs}
@@ -299,13 +304,13 @@ class InstanceSpec:
         unknown = sorted(set(data) - {"family", "sizes", "density", "difficulty", "knobs"})
         if unknown:
             msg = f"spec: unknown field `{unknown[0]}`"
-            raise SpecError(msg)
+            raise SpecError(msg, code="malformed_spec")
         if "family" not in data or "sizes" not in data:
             msg = "spec: fields `family` and `sizes` are required"
-            raise SpecError(msg)
+            raise SpecError(msg, code="malformed_spec")
         if not isinstance(data["sizes"], Mapping) or not isinstance(data.get("knobs") or {}, Mapping):
             msg = "spec: `sizes` and `knobs` must be objects"
-            raise SpecError(msg)
+            raise SpecError(msg, code="malformed_spec")
         return cls(
             family=data["family"],
             sizes=dict(data["sizes"]),
@@ -321,8 +326,8 @@ class InstanceSpec:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             msg = f"spec: not JSON ({error.msg} at char {error.pos})"
-            raise SpecError(msg) from None
+            raise SpecError(msg, code="malformed_spec") from None
         if not isinstance(data, Mapping):
             msg = f"spec: expected a JSON object, got {type(data).__name__}"
-            raise SpecError(msg)
+            raise SpecError(msg, code="malformed_spec")
         return cls.from_dict(data)

@@ -77,7 +77,8 @@ def measure_structure(model: Any, family: str) -> dict[str, float]:
 
 
 def instruction_violations(measured: Mapping[str, float], asked: Mapping[str, Any], *, slack: float = 0.0) -> list[str]:
-    """One reason per asked size or density the model misses.
+    """One reason (`size_missing`, `size_outside`, `density_missing`, `density_outside`) per asked size or density the
+    model misses.
 
     The density range is widened by `slack` and by half of `density_step` (one edge or nonzero), since an integer
     count can only come within half a step of an asked bound.
@@ -86,15 +87,15 @@ def instruction_violations(measured: Mapping[str, float], asked: Mapping[str, An
     for name, (low, high) in (asked.get("sizes") or {}).items():
         value = measured.get(name)
         if value is None:
-            reasons.append(f"size `{name}` not found in the model")
+            reasons.append(f"size_missing: size `{name}` not found in the model")
         elif not low <= value <= high:
-            reasons.append(f"size `{name}` is {value:g}, asked [{low}, {high}]")
+            reasons.append(f"size_outside: size `{name}` is {value:g}, asked [{low}, {high}]")
     density = asked.get("density")
     tolerance = slack + measured.get("density_step", 0.0) / 2
     if density is not None:
         value = measured.get("density")
         if value is None:
-            reasons.append("density not measurable in the model")
+            reasons.append("density_missing: density not measurable in the model")
         elif not density[0] - tolerance <= value <= density[1] + tolerance:
-            reasons.append(f"density is {value:.4g}, asked [{density[0]:g}, {density[1]:g}]")
+            reasons.append(f"density_outside: density is {value:.4g}, asked [{density[0]:g}, {density[1]:g}]")
     return reasons

@@ -7,6 +7,7 @@ re-solves every kept row and must reproduce the recorded status and node count.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -15,9 +16,11 @@ import pyarrow as pa
 from synth.core.records import Verdict
 from synth.core.steps import Verifier
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
+from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import ModelTextError, read_model_text
 from synth.validators.optiscribe.reward import RewardSettings, compute_reward, hardness_score, is_trivial
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
+from synth.validators.optiscribe.spec import SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
 SCIP_SCORES = (
@@ -35,6 +38,10 @@ SCIP_SCORES = (
 )
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def _scip_scores(stats: ScipStats) -> dict[str, float]:
     values = stats.to_dict()
     values["feasible"] = float(stats.feasible)
@@ -46,11 +53,11 @@ def _scip_reasons(stats: ScipStats, row: dict[str, Any]) -> list[str]:
     if stats.status == "infeasible":
         reasons.append("infeasible")
     elif not stats.feasible:
-        reasons.append(f"no feasible solution (status {stats.status})")
+        reasons.append(f"no_solution: no feasible solution (status {stats.status})")
     if row.get("solve_status") is not None and stats.status != row["solve_status"]:
-        reasons.append(f"status {stats.status} differs from the recorded {row['solve_status']}")
+        reasons.append(f"status_mismatch: status {stats.status} differs from the recorded {row['solve_status']}")
     if row.get("solve_nodes") is not None and stats.nodes != row["solve_nodes"]:
-        reasons.append(f"{stats.nodes} nodes differ from the recorded {row['solve_nodes']}")
+        reasons.append(f"nodes_mismatch: {stats.nodes} nodes differ from the recorded {row['solve_nodes']}")
     return reasons
 
 
@@ -69,7 +76,7 @@ class ScipVerifier(Verifier):
             try:
                 stats = solve_model_text(row["model_text"], fmt=row["model_format"], settings=settings)
             except ModelTextError as error:
-                verdicts.append(Verdict(False, (f"unreadable model: {error}",), dict.fromkeys(SCIP_SCORES)))
+                verdicts.append(Verdict(False, (f"unreadable_model: {error}",), dict.fromkeys(SCIP_SCORES)))
                 continue
             reasons = _scip_reasons(stats, row)
             verdicts.append(Verdict(not reasons, tuple(reasons), _scip_scores(stats)))
@@ -97,7 +104,7 @@ class OrtoolsVerifier(Verifier):
             try:
                 check = crosscheck_model_text(row["model_text"], fmt=row["model_format"], settings=self.settings)
             except ModelTextError as error:
-                verdicts.append(Verdict(False, (f"unreadable model: {error}",), {"checked": 0.0}))
+                verdicts.append(Verdict(False, (f"unreadable_model: {error}",), {"checked": 0.0}))
                 continue
             checked = check.status not in {"skipped", "not_solved"}
             reason = agreement(
@@ -115,12 +122,29 @@ class OrtoolsVerifier(Verifier):
         return verdicts
 
 
+def asked_by_instruction(row: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """What the row's instruction asks, re-read by the grammar, and reasons it cannot be checked: the instruction
+    does not parse (the grammar's code, e.g. `invalid_size`), or the row's family or `asked` say otherwise."""
+    try:
+        asked = parse_instruction(row["instruction"]).asked()
+    except SpecError as error:
+        return None, [f"{error.code}: {error}"]
+    reasons = []
+    if row["family"] != asked["family"]:
+        reasons.append(f"family_mismatch: the row is {row['family']}, its instruction asks {asked['family']}")
+    if json.loads(row["asked"]) != asked:
+        stored = row["asked"]
+        reasons.append(f"asked_mismatch: the row's `asked` {stored} is not what its instruction asks {_json(asked)}")
+    return asked, reasons
+
+
 @dataclass(frozen=True, kw_only=True)
 class InstructionVerifier(Verifier):
-    """Measure the model's sizes and density from its variables and rows; pass rows inside the asked ranges."""
+    """Re-read each row's instruction, measure the model's sizes and density from its variables and rows, and pass
+    rows whose model is inside what the instruction asks."""
 
     requires: ClassVar[tuple[tuple[str, str], ...]] = (("pyscipopt", "synth[optim]"),)
-    reads: ClassVar[tuple[str, ...]] = ("family", "model_text", "model_format", "asked")
+    reads: ClassVar[tuple[str, ...]] = ("instruction", "family", "model_text", "model_format", "asked")
     scores: ClassVar[tuple[str, ...]] = ("followed", "violations")
 
     def verify(self, table: pa.Table) -> list[Verdict]:
@@ -129,10 +153,11 @@ class InstructionVerifier(Verifier):
             try:
                 model = read_model_text(row["model_text"], fmt=row["model_format"])
             except ModelTextError as error:
-                verdicts.append(Verdict(False, (f"unreadable model: {error}",), {"followed": 0.0}))
+                verdicts.append(Verdict(False, (f"unreadable_model: {error}",), {"followed": 0.0}))
                 continue
-            measured = measure_structure(model, row["family"])
-            reasons = instruction_violations(measured, json.loads(row["asked"]))
+            asked, reasons = asked_by_instruction(row)
+            if asked is not None:
+                reasons += instruction_violations(measure_structure(model, asked["family"]), asked)
             scores = {"followed": float(not reasons), "violations": float(len(reasons))}
             verdicts.append(Verdict(not reasons, tuple(reasons), scores))
         return verdicts
@@ -151,7 +176,7 @@ class RewardVerifier(Verifier):
         for row in table.select(list(self.reads)).to_pylist():
             nodes = row["scip_nodes"]
             if nodes is None:
-                verdicts.append(Verdict(False, ("not solved",), {"reward": 0.0, "hardness": None}))
+                verdicts.append(Verdict(False, ("not_solved",), {"reward": 0.0, "hardness": None}))
                 continue
             stats = {
                 "status": row["solve_status"],
@@ -164,7 +189,7 @@ class RewardVerifier(Verifier):
             if is_trivial(nodes, row["scip_postcut_gap"]):
                 reasons.append("trivial: at most 1 node and zero post-cut gap")
             if row["reward"] is not None and abs(reward - row["reward"]) > 1e-9:
-                reasons.append(f"reward {reward:.6g} differs from the recorded {row['reward']:.6g}")
+                reasons.append(f"reward_mismatch: reward {reward:.6g} differs from the recorded {row['reward']:.6g}")
             scores = {"reward": reward, "hardness": hardness_score(nodes, row["scip_postcut_gap"], self.settings)}
             verdicts.append(Verdict(not reasons, tuple(reasons), scores))
         return verdicts

@@ -24,27 +24,57 @@ def test_scripted_backend_answers_with_valid_distinct_specs_inside_the_instructi
 
 def test_a_bad_instruction_is_refused_with_the_grammars_reason():
     [result] = ScriptedBackend(scripted_challenger_policy).generate([challenger_request("a sudoku problem")])
-    assert json.loads(result.texts[0]) == {
-        "error": "unknown family in instruction ('sudoku'); choose from ['facility_location', 'max_cut', "
+    grammar_reason = (
+        "unknown family in instruction ('sudoku'); choose from ['facility_location', 'max_cut', "
         "'set_cover', 'combinatorial_auction', 'independent_set', 'knapsack']"
-    }
-    assert read_challenger_answer(result.texts[0], instruction=INSTRUCTION).reason.startswith("challenger refused")
+    )
+    assert json.loads(result.texts[0]) == {"error": grammar_reason, "code": "unknown_family"}
+    answer = read_challenger_answer(result.texts[0], instruction=INSTRUCTION)
+    assert answer.code == "challenger_refused" and answer.reason == f"challenger refused: {grammar_reason}"
 
 
 @pytest.mark.parametrize(
-    ("answer", "reason"),
+    ("instruction", "code", "fragment"),
+    [
+        ("a max-cut problem with -5 nodes", "invalid_size", "'-5 nodes' is not a size"),
+        ("a max-cut problem with 2.5 nodes", "invalid_size", "'2.5 nodes' is not a size"),
+        ("a max-cut problem with twenty nodes", "instruction_unparsed", "'twenty nodes' is not read as a size"),
+    ],
+)
+def test_an_unreadable_size_is_refused_not_defaulted(instruction, code, fragment):
+    [result] = ScriptedBackend(scripted_challenger_policy).generate([challenger_request(instruction)])
+    refusal = json.loads(result.texts[0])
+    assert refusal["code"] == code and fragment in refusal["error"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "reason"),
     [
         (
             '{"family": "max_cut", "sizes": {"nodes": 20}}',
+            "ignores_instruction",
             "spec ignores the instruction: size `nodes` is 20, asked [30, 30]",
         ),
-        ('{"family": "max_cut", "sizes": {"nodes": 2}}', "spec: max_cut: size `nodes` must be an integer >= 3, got 2"),
-        ('{"family": "max_cut", "sizes": {"nodes": 30}, "colour": 1}', "spec: unknown field `colour`"),
-        ("{not json", "spec: not JSON (Expecting property name enclosed in double quotes at char 1)"),
+        (
+            '{"family": "max_cut", "sizes": {"nodes": 2}}',
+            "invalid_size",
+            "spec: max_cut: size `nodes` must be an integer >= 3, got 2",
+        ),
+        (
+            '{"family": "max_cut", "sizes": {"nodes": 30}, "colour": 1}',
+            "malformed_spec",
+            "spec: unknown field `colour`",
+        ),
+        (
+            "{not json",
+            "malformed_spec",
+            "spec: not JSON (Expecting property name enclosed in double quotes at char 1)",
+        ),
     ],
 )
-def test_bad_specs_are_refused_with_a_reason(answer, reason):
-    assert read_challenger_answer(answer, instruction=INSTRUCTION).reason == reason
+def test_bad_specs_are_refused_with_a_reason(answer, code, reason):
+    refused = read_challenger_answer(answer, instruction=INSTRUCTION)
+    assert (refused.code, refused.reason) == (code, reason)
 
 
 def test_lp_answers_are_parsed_before_solving():
@@ -54,6 +84,7 @@ def test_lp_answers_are_parsed_before_solving():
     text = build_model_text(parse_instruction(INSTRUCTION).make_spec(), seed=0)
     assert read_challenger_answer(text, instruction=INSTRUCTION).model_text == text
     malformed = "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= \nBounds\nEnd\n"
-    assert read_challenger_answer(malformed, instruction=INSTRUCTION).reason == (
+    refused = read_challenger_answer(malformed, instruction=INSTRUCTION)
+    assert refused.code == "malformed_lp" and refused.reason == (
         "malformed LP: Syntax error in line 5 ('Bounds'): expected value as right hand side."
     )

@@ -1,6 +1,7 @@
 """The self-play loop on real SCIP solves: curriculum, saved state and resume, the default challenger."""
 
 import json
+import re
 
 import pytest
 
@@ -60,3 +61,23 @@ def test_the_bandit_challenger_plays_and_resumes_from_its_saved_state(tmp_path):
     assert [c.model_text for c in first + rest] == [c.model_text for c in straight]
     assert resumed.to_json() == final.to_json()
     assert sum(final.policy.counts["density"].values()) == 6
+
+
+def test_a_spec_the_challenger_cannot_build_is_a_rejected_row_with_the_spec_code():
+    from synth.core.steps import ShardContext
+    from synth.generators.optiscribe.generator import OptiScribeGenerator
+
+    settings = SelfPlaySettings(rounds=1, candidates=12, initial_std=1.0, scip=ScipSettings(total_nodes=50))
+    generator = OptiScribeGenerator(
+        name="o",
+        curriculum=("an independent set problem with between 4 and 6 nodes, barabasi-albert",),
+        settings=settings,
+    )
+    (batch,) = generator.generate(ShardContext(seed=0, shard_index=0, num_shards=1, config_hash="x"))
+    assert batch.rejections and len(batch.rows) + len(batch.rejections) == 12
+    assert {r.reason for r in batch.rejections} == {"spec:infeasible_combination"}
+    for rejection in batch.rejections:
+        assert re.fullmatch(
+            r"independent_set: knob `affinity` \(\d+\) must be below `nodes` \([456]\)", rejection.detail
+        )
+        assert rejection.values["instruction"] == generator.curriculum[0]

@@ -40,11 +40,16 @@ def test_infeasibility_is_confirmed_and_large_instances_are_skipped():
 
 def test_disagreements_are_named():
     check = CrossCheck(solver="highs", status="optimal", objective=10.0)
-    assert "differs from SCIP's 11" in agreement(check, scip_status="optimal", scip_feasible=True, scip_objective=11.0)
+    assert agreement(check, scip_status="optimal", scip_feasible=True, scip_objective=11.0) == (
+        "objective_disagreement: highs optimum 10 differs from SCIP's 11"
+    )
     infeasible = CrossCheck(solver="highs", status="infeasible")
     assert agreement(infeasible, scip_status="optimal", scip_feasible=True, scip_objective=1.0) == (
-        "highs says infeasible, SCIP found a solution"
+        "infeasible_disagreement: highs says infeasible, SCIP found a solution"
     )
+    assert agreement(
+        CrossCheck(solver="highs", status="optimal"), scip_status="infeasible", scip_feasible=False, scip_objective=None
+    ) == ("feasible_disagreement: highs found a solution, SCIP says infeasible")
     assert (
         agreement(
             CrossCheck(solver="highs", status="skipped"),

@@ -67,30 +67,96 @@ def test_render_then_parse_gives_the_same_request(instruction):
 
 
 @pytest.mark.parametrize(
-    ("instruction", "expected"),
+    ("instruction", "expected", "code"),
     [
-        ("a travelling salesman problem with 40 cities", "unknown family in instruction ('travelling salesman')"),
-        ("make me something hard", "unknown family in instruction (no family)"),
-        ("max-cut and set cover with 30 nodes", "names several families"),
-        ("a max-cut problem with 2 nodes", "2 nodes is impossible"),
-        ("a facility location problem with 0 customers and 5 facilities", "0 customers is impossible"),
-        ("a facility location problem with 40 customers, 15 facilities, density 0.3", "`density` does not apply"),
-        ("a max-cut problem with 30 nodes, density 1.5", "densities lie in (0, 1]"),
-        ("a max-cut problem with 30 nodes, easy, hard", "contradictory difficulties"),
-        ("a facility location problem with 40 customers, tight capacities, loose capacities", "contradictory `ratio`"),
-        ("a max-cut problem with 30 nodes and 40 nodes", "contradictory `nodes` sizes"),
-        ("a max-cut problem with 30 nodes, tight capacities", "does not apply (it is a facility_location setting)"),
-        ("a knapsack problem with 10 items and 3 customers", "`customers` does not apply"),
-        ("a set cover problem with 100 rows and 100 columns, density 0.01", "fewer than 2 per column"),
-        ("an independent set problem with 5 nodes, barabasi-albert, affinity 8", "must be below `nodes`"),
-        ("a max-cut problem with 100000 nodes", "more than 200000 variables"),
-        ("a max-cut problem with between 50 and 40 nodes", "is empty"),
+        (
+            "a travelling salesman problem with 40 cities",
+            "unknown family in instruction ('travelling salesman')",
+            "unknown_family",
+        ),
+        ("make me something hard", "unknown family in instruction (no family)", "unknown_family"),
+        ("max-cut and set cover with 30 nodes", "names several families", "ambiguous_family"),
+        ("a max-cut problem with 2 nodes", "2 nodes is impossible", "invalid_size"),
+        ("a facility location problem with 0 customers and 5 facilities", "0 customers is impossible", "invalid_size"),
+        (
+            "a facility location problem with 40 customers, 15 facilities, density 0.3",
+            "`density` does not apply",
+            "invalid_density",
+        ),
+        ("a max-cut problem with 30 nodes, density 1.5", "densities lie in (0, 1]", "invalid_density"),
+        ("a max-cut problem with 30 nodes, easy, hard", "contradictory difficulties", "contradiction"),
+        (
+            "a facility location problem with 40 customers, tight capacities, loose capacities",
+            "contradictory `ratio`",
+            "contradiction",
+        ),
+        ("a max-cut problem with 30 nodes and 40 nodes", "contradictory `nodes` sizes", "contradiction"),
+        (
+            "a max-cut problem with 30 nodes, tight capacities",
+            "does not apply (it is a facility_location setting)",
+            "invalid_knob",
+        ),
+        ("a knapsack problem with 10 items and 3 customers", "`customers` does not apply", "unknown_size"),
+        (
+            "a set cover problem with 100 rows and 100 columns, density 0.01",
+            "fewer than 2 per column",
+            "infeasible_combination",
+        ),
+        (
+            "an independent set problem with 5 nodes, barabasi-albert, affinity 8",
+            "must be below `nodes`",
+            "infeasible_combination",
+        ),
+        ("a max-cut problem with 100000 nodes", "more than 200000 variables", "too_large"),
+        ("a max-cut problem with between 50 and 40 nodes", "is empty", "empty_range"),
     ],
 )
-def test_bad_instructions_raise_one_line_naming_the_problem(instruction, expected):
+def test_bad_instructions_raise_one_line_naming_the_problem(instruction, expected, code):
     with pytest.raises(SpecError) as caught:
         parse_instruction(instruction)
     assert expected in str(caught.value) and "\n" not in str(caught.value)
+    assert caught.value.code == code
+
+
+@pytest.mark.parametrize(
+    ("instruction", "code", "message"),
+    [
+        (
+            "a max-cut problem with -5 nodes",
+            "invalid_size",
+            "max_cut: '-5 nodes' is not a size; size `nodes` must be a whole number of at least 3 (e.g. '30 nodes')",
+        ),
+        (
+            "a max-cut problem with 2.5 nodes",
+            "invalid_size",
+            "max_cut: '2.5 nodes' is not a size; size `nodes` must be a whole number of at least 3 (e.g. '30 nodes')",
+        ),
+        (
+            "a max-cut problem with twenty nodes",
+            "instruction_unparsed",
+            "max_cut: 'twenty nodes' is not read as a size; write it in digits (e.g. '30 nodes')",
+        ),
+        (
+            "a knapsack problem with 20 items and twenty-five knapsacks",
+            "instruction_unparsed",
+            "knapsack: 'twenty-five knapsacks' is not read as a size; write it in digits (e.g. '5 knapsacks')",
+        ),
+        (
+            "a max-cut problem with 1234567890123 nodes",
+            "invalid_size",
+            "number '1234567890123' has 13 digits, more than the 12 a size or count may have",
+        ),
+    ],
+)
+def test_a_size_the_grammar_cannot_read_is_refused_not_defaulted(instruction, code, message):
+    with pytest.raises(SpecError) as caught:
+        parse_instruction(instruction)
+    assert (caught.value.code, str(caught.value)) == (code, message)
+
+
+def test_size_nouns_without_a_count_are_not_sizes():
+    request = parse_instruction("a knapsack problem whose items are strongly correlated, hard")
+    assert request.sizes == {} and request.knob_choices == {"correlation": "strongly_correlated"}
 
 
 def test_specs_validate_knobs_and_round_trip_through_json():

@@ -17,7 +17,8 @@ def test_a_density_at_the_asked_bound_passes_within_half_an_edge():
     assert measured["density"] == 144 / 435 > 0.33  # round(0.33 * 435) = 144 edges
     assert instruction_violations(measured, request.asked()) == []
     two_more = dict(measured, density=146 / 435)
-    assert instruction_violations(two_more, request.asked()) == ["density is 0.3356, asked [0.27, 0.33]"]
+    reasons = instruction_violations(two_more, request.asked())
+    assert reasons == ["density_outside: density is 0.3356, asked [0.27, 0.33]"]
 
 
 def test_models_without_the_naming_convention_fail_the_check():
@@ -26,6 +27,6 @@ def test_models_without_the_naming_convention_fail_the_check():
     assert measured == {}
     asked = {"sizes": {"nodes": [2, 2]}, "density": [0.5, 1.0]}
     assert instruction_violations(measured, asked) == [
-        "size `nodes` not found in the model",
-        "density not measurable in the model",
+        "size_missing: size `nodes` not found in the model",
+        "density_missing: density not measurable in the model",
     ]
