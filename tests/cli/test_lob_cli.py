@@ -97,12 +97,54 @@ def test_replay_with_resync_reports_each_amzn_quirk_once():
 
 def test_replay_flags_violations_with_exit_1(tmp_path):
     messages = tmp_path / "X_2012-01-01_0_1_message_1.csv"
-    messages.write_text("1.0,1,5,100,5000,1\n2.0,3,6,100,5000,1\n0.5,1,7,10,4000,1\n")
+    messages.write_text("1.0,1,5,100,5000,1\n2.0,3,6,100,5000,1\n2.5,1,5,10,4000,1\n")
     result = invoke("lob", "replay", messages, "--json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert report["violations_by_code"] == {"time_backwards": 1, "unknown_id": 1}
+    assert report["violations_by_code"] == {"duplicate_id": 1, "unknown_id": 1}
     assert report["first_violation_row"] == 2
+
+
+def _one_error_line(result) -> str:
+    lines = [text for text in result.output.splitlines() if text.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("content", ["", "Time,Type,OrderId,Size,Price,Direction\r\n", "\n\n"])
+def test_replay_of_a_file_without_messages_is_an_input_error(tmp_path, content):
+    messages = tmp_path / "X_2012-01-01_0_1_message_1.csv"
+    messages.write_text(content)
+    result = invoke("lob", "replay", messages)
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert (
+        line
+        == f"error: {messages}: no message rows (the file is empty or holds only a header); give a LOBSTER message file"
+    )
+
+
+def test_replay_refuses_a_file_whose_times_go_backwards(tmp_path):
+    messages = tmp_path / "X_2012-01-01_0_1_message_1.csv"
+    messages.write_text("1.0,1,5,100,5000,1\n2.0,3,5,100,5000,1\n0.5,1,7,10,4000,1\n")
+    result = invoke("lob", "replay", messages)
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert line == f"error: {messages}: row 3, field `time`: 0.5 is before row 2's 2; LOBSTER rows are in time order"
+
+
+def test_a_run_on_a_day_whose_times_go_backwards_fails_before_writing(tmp_path):
+    day = tmp_path / "X_2012-01-01_0_1_message_1.csv"
+    rows = [f"{34200 + i}.0,1,{i + 1},100,{5000 - i},1" for i in range(20)]
+    rows[12] = "34100.0,1,13,100,4988,1"
+    day.write_text("\n".join(rows) + "\n")
+    (tmp_path / "X_2012-01-01_0_1_orderbook_1.csv").write_text("5100,1,5000,100\n" * 20)
+    out = tmp_path / "out"
+    result = invoke("generate", "lob", "--out", out, "--set", f"generator.messages={day}", "--no-progress")
+    assert result.exit_code == 2
+    line = _one_error_line(result)
+    assert line == f"error: {day}: row 13, field `time`: 34100 is before row 12's 34211; LOBSTER rows are in time order"
+    assert not out.exists()
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import BinaryIO, NamedTuple, TextIO
 
 from synth.core.errors import InputError
 
@@ -19,6 +21,7 @@ LEVEL_FIELDS = ("ask_price", "ask_size", "bid_price", "bid_size")
 EMPTY_ASK_PRICE = 9999999999
 EMPTY_BID_PRICE = -9999999999
 EVENT_TYPES = frozenset(range(1, 8))
+INT64_LIMIT = 2**63
 
 # Column names of a rollout row: one list column per LOBSTER message field, and the initial book's orders.
 MESSAGE_COLUMNS = ("time", "type", "order_id", "size", "price", "direction")
@@ -47,30 +50,44 @@ OrderbookRow = tuple[int, ...]
 """`AskPrice1, AskSize1, BidPrice1, BidSize1, AskPrice2, …`: 4 values per level."""
 
 
-def _open_text(path: Path) -> TextIO:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="ascii", newline="")
-    return path.open(encoding="ascii", newline="")
+def _open_bytes(path: Path) -> BinaryIO:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")  # type: ignore[return-value]
 
 
-def _iter_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """Yield (1-based data row, fields), skipping a header row and blank lines."""
+def _iter_rows(path: Path, *, what: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield (1-based data row, fields), skipping a header row and blank lines; a file without any data row, that
+    is not ASCII text or not readable gzip is an `InputError` naming it."""
     try:
-        handle = _open_text(path)
+        handle = _open_bytes(path)
     except OSError as error:
         msg = f"{path}: cannot open ({error.strerror or error})"
         raise InputError(msg) from None
-    with handle:
-        row = 0
-        for line_number, line in enumerate(handle, start=1):
-            text = line.strip()
-            if not text:
-                continue
-            fields = text.split(",")
-            if line_number == 1 and not _looks_numeric(fields[0]):
-                continue
-            row += 1
-            yield row, fields
+    row = 0
+    try:
+        with handle:
+            for line_number, raw in enumerate(handle, start=1):
+                try:
+                    text = raw.decode("ascii").strip()
+                except UnicodeDecodeError as error:
+                    byte = raw[error.start : error.start + 1].hex()
+                    msg = (
+                        f"{path}: line {line_number}: byte 0x{byte} is not ASCII text; "
+                        f"a LOBSTER {what} file holds comma-separated numbers"
+                    )
+                    raise InputError(msg) from None
+                if not text:
+                    continue
+                fields = text.split(",")
+                if line_number == 1 and not _looks_numeric(fields[0]):
+                    continue
+                row += 1
+                yield row, fields
+    except (OSError, EOFError, zlib.error) as error:
+        msg = f"{path}: not a readable {'gzip' if path.suffix == '.gz' else 'text'} file ({error})"
+        raise InputError(msg) from None
+    if not row:
+        msg = f"{path}: no {what} rows (the file is empty or holds only a header); give a LOBSTER {what} file"
+        raise InputError(msg)
 
 
 def _looks_numeric(text: str) -> bool:
@@ -87,15 +104,16 @@ def _bad(path: Path, row: int, field: str, problem: str) -> InputError:
 
 def _to_int(text: str, *, path: Path, row: int, field: str) -> int:
     try:
-        return int(text)
+        value: float = int(text)
     except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise _bad(path, row, field, f"not a number ({text.strip()!r})") from None
-    if not value.is_integer():
-        raise _bad(path, row, field, f"not an integer ({text.strip()!r})")
+        try:
+            value = float(text)
+        except ValueError:
+            raise _bad(path, row, field, f"not a number ({text.strip()[:40]!r})") from None
+        if not value.is_integer():
+            raise _bad(path, row, field, f"not an integer ({text.strip()[:40]!r})") from None
+    if not -INT64_LIMIT < value < INT64_LIMIT:
+        raise _bad(path, row, field, f"{text.strip()[:40]} is outside the 64-bit integer range")
     return int(value)
 
 
@@ -104,7 +122,8 @@ def read_messages(path: str | Path) -> list[LobsterMessage]:
 
     Raises:
         InputError: one line naming the file, the 1-based data row and the field, for a wrong column count, a
-            non-numeric value, an unknown event type, a negative size or a direction other than ±1.
+            non-numeric value, an unknown event type, a negative size, a direction other than ±1 or a time before
+            the previous row's; or naming the file when it holds no message rows or is not ASCII text.
 
     Example:
         >>> from synth.generators.lob import SAMPLE_DIR
@@ -114,13 +133,22 @@ def read_messages(path: str | Path) -> list[LobsterMessage]:
     path = Path(path)
     messages: list[LobsterMessage] = []
     append = messages.append
-    for row, fields in _iter_rows(path):
+    previous = -math.inf
+    for row, fields in _iter_rows(path, what="message"):
         if len(fields) != len(MESSAGE_FIELDS):
             raise _bad(path, row, "*", f"expected {len(MESSAGE_FIELDS)} columns, found {len(fields)}")
         try:
             time = float(fields[0])
         except ValueError:
-            raise _bad(path, row, "time", f"not a number ({fields[0].strip()!r})") from None
+            raise _bad(path, row, "time", f"not a number ({fields[0].strip()[:40]!r})") from None
+        if not math.isfinite(time):
+            raise _bad(path, row, "time", f"not a finite number ({fields[0].strip()[:40]!r})")
+        if time < previous:
+            problem = (
+                f"{format_time(time)} is before row {row - 1}'s {format_time(previous)}; LOBSTER rows are in time order"
+            )
+            raise _bad(path, row, "time", problem)
+        previous = time
         event, order_id, size, price, direction = (
             _to_int(text, path=path, row=row, field=name)
             for text, name in zip(fields[1:], MESSAGE_FIELDS[1:], strict=True)
@@ -140,12 +168,13 @@ def read_orderbook(path: str | Path) -> list[OrderbookRow]:
 
     Raises:
         InputError: one line naming the file, row and field for a column count that is not a positive multiple of
-            4 or differs from the first row, a non-numeric value or a negative size.
+            4 or differs from the first row, a non-numeric value or a negative size; or naming the file when it
+            holds no rows or is not ASCII text.
     """
     path = Path(path)
     rows: list[OrderbookRow] = []
     width = 0
-    for row, fields in _iter_rows(path):
+    for row, fields in _iter_rows(path, what="orderbook"):
         if not width:
             width = len(fields)
             if width % 4:

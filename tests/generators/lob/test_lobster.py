@@ -104,3 +104,52 @@ def test_malformed_orderbook_rows_give_one_line_errors(tmp_path, text, field):
 def test_missing_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="cannot open"):
         read_messages(tmp_path / "nope.csv")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\r\n  \n", b"Time,Type,OrderId,Size,Price,Direction\r\n"])
+@pytest.mark.parametrize("reader", [read_messages, read_orderbook])
+def test_a_file_without_rows_is_a_one_line_error_naming_it(tmp_path, content, reader):
+    path = tmp_path / "empty.csv"
+    path.write_bytes(content)
+    what = "message" if reader is read_messages else "orderbook"
+    with pytest.raises(InputError) as caught:
+        reader(path)
+    assert str(caught.value) == (
+        f"{path}: no {what} rows (the file is empty or holds only a header); give a LOBSTER {what} file"
+    )
+
+
+def test_a_time_before_the_previous_row_is_refused_with_both_times(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("1.0,1,5,100,5000,1\n2.25,3,5,100,5000,1\n2.25,1,6,10,4000,1\n0.5,1,7,10,4000,1\n")
+    with pytest.raises(InputError) as caught:
+        read_messages(path)
+    assert str(caught.value) == (
+        f"{path}: row 4, field `time`: 0.5 is before row 3's 2.25; LOBSTER rows are in time order"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"1.0,1,7,100,5000,1\n\xff\xfe,1\n", "line 2: byte 0xff is not ASCII text"),
+        (b"nan,1,7,100,5000,1\n", "row 1, field `time`: not a finite number ('nan')"),
+        (b"1.0,1,7,1e30,5000,1\n", "row 1, field `size`: 1e30 is outside the 64-bit integer range"),
+    ],
+)
+def test_binary_and_out_of_range_values_are_one_line_errors(tmp_path, content, expected):
+    path = tmp_path / "m.csv"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as caught:
+        read_messages(path)
+    assert str(caught.value).startswith(f"{path}: {expected}") and "\n" not in str(caught.value)
+
+
+def test_a_broken_gzip_file_is_a_one_line_error(tmp_path):
+    path = tmp_path / "m.csv.gz"
+    path.write_bytes(gzip.compress(b"1.0,1,7,100,5000,1\n" * 50)[:-12])
+    with pytest.raises(InputError, match=rf"^{path}: not a readable gzip file \("):
+        read_messages(path)
+    path.write_bytes(b"not gzip at all")
+    with pytest.raises(InputError, match=rf"^{path}: not a readable gzip file \("):
+        read_messages(path)
