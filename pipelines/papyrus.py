@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import (
+    Field,
+    PositiveInt,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from synth.core.config import StrictModel
 from synth.core.errors import InputError
@@ -13,6 +20,7 @@ from synth.core.registry import DomainSpec
 from synth.core.steps import Generator, Verifier
 from synth.generators.papyrus.corpus import SAMPLE_ROOT
 from synth.generators.papyrus.degrade import DEFAULT_LEVELS
+from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES
 from synth.generators.papyrus.sources import SourceName
 
 DEFAULT_SOURCES: tuple[SourceName, ...] = ("epidoc", "papygreek", "duke")
@@ -41,6 +49,11 @@ class PapyrusConfig(StrictModel):
     keep_deleted: bool = False
     scriptio_continua: bool = False
     docs_per_batch: PositiveInt = 8
+    max_document_bytes: PositiveInt = Field(
+        MAX_DOCUMENT_BYTES,
+        description="largest source file read, in bytes (checked before parsing; a file holding several documents "
+        "counts as one); a larger file becomes a rejected row `document_too_large` naming the file and both sizes",
+    )
     kernel: Literal["rapidfuzz", "triton"] = Field(
         "rapidfuzz", description="how the `cer` verifier computes distances: rapidfuzz (CPU) or the triton kernel (GPU)"
     )
@@ -73,6 +86,15 @@ class PapyrusConfig(StrictModel):
             raise ValueError(msg)
         return sources
 
+    @model_serializer(mode="wrap")
+    def _omit_default_limit(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # At its default the limit is left out of the dump, so configs that do not set it keep the config hash
+        # (and the provenance) of datasets written before the field existed, and those can still resume.
+        data = handler(self)
+        if self.max_document_bytes == MAX_DOCUMENT_BYTES:
+            data.pop("max_document_bytes", None)
+        return data
+
     @model_validator(mode="after")
     def _input_needs_epidoc(self) -> PapyrusConfig:
         if self.input is not None and "epidoc" not in self.sources:
@@ -82,10 +104,10 @@ class PapyrusConfig(StrictModel):
 
 
 def build_generator(config: PapyrusConfig) -> Generator:
-    """The generator for a validated config; checks the input directory exists."""
+    """The generator for a validated config; checks the input directory exists and resolves it once."""
     from synth.generators.papyrus.generator import PapyrusCERGenerator
 
-    root = Path(config.input).expanduser() if config.input else SAMPLE_ROOT
+    root = (Path(config.input).expanduser() if config.input else SAMPLE_ROOT).resolve()
     if "epidoc" in config.sources and not root.is_dir():
         msg = f"{root}: input directory not found (expected a papyri.info checkout with DDB_EpiDoc_XML/ or DCLP/)"
         raise InputError(msg)
@@ -101,6 +123,7 @@ def build_generator(config: PapyrusConfig) -> Generator:
         keep_deleted=config.keep_deleted,
         scriptio_continua=config.scriptio_continua,
         docs_per_batch=config.docs_per_batch,
+        max_document_bytes=config.max_document_bytes,
     )
     _ = generator.listing  # list the corpora now, so a bad input fails before any shard starts
     return generator

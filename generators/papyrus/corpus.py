@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Literal
 
 from lxml import etree
 
-from synth.generators.papyrus.epidoc import EpiDocError, local_name, parse_xml, strip_edition
+from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES, EpiDocError, local_name, parse_xml, strip_edition
 
 __all__ = [
     "SAMPLE_ROOT",
@@ -32,6 +33,7 @@ __all__ = [
 #: The papyri.info sample shipped with the package (see ``sample/ATTRIBUTION.md``).
 SAMPLE_ROOT = Path(__file__).parent / "sample"
 
+_TEI_ROOTS = frozenset({"TEI", "TEI.2"})
 _DDB_DIR = "DDB_EpiDoc_XML"
 _DCLP_DIR = "DCLP"
 _HGV_DIR = "HGV_meta_EpiDoc"
@@ -124,6 +126,7 @@ def iter_corpus(
     *,
     keep_deleted: bool = False,
     scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> Iterator[PapyrusDocument | EpiDocError]:
     """Yield every DDB and DCLP text under `root`, in sorted path order, with its labels.
 
@@ -135,6 +138,7 @@ def iter_corpus(
             as in ``papyri/idp.data``.
         keep_deleted: Passed to `strip_edition`.
         scriptio_continua: Passed to `strip_edition`.
+        max_bytes: Files larger than this are `document_too_large` errors, unread (None: no limit).
 
     Raises:
         FileNotFoundError: `root` is missing or holds neither ``DDB_EpiDoc_XML/`` nor ``DCLP/``.
@@ -144,17 +148,21 @@ def iter_corpus(
         >>> next(d.text.split("\\n")[1] for d in docs if d.doc_id == "ddb:p.adl.G2")
         'ετουσ μϛ μεσορη δ εν παθυρε'
     """
+    root = Path(root).resolve()
+    strip = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua}
     for path in corpus_files(root):
-        yield read_document(root, path, keep_deleted=keep_deleted, scriptio_continua=scriptio_continua)
+        yield read_document(root, path, **strip, max_bytes=max_bytes)
 
 
 def corpus_files(root: Path) -> list[Path]:
     """List the text files under `root`: ``DDB_EpiDoc_XML/**.xml`` then ``DCLP/**.xml``, each sorted.
 
+    The paths are absolute (under the resolved `root`), so they do not depend on the working directory.
+
     Raises:
         FileNotFoundError: `root` is missing or holds neither ``DDB_EpiDoc_XML/`` nor ``DCLP/``.
     """
-    root = Path(root)
+    root = Path(root).resolve()
     if not root.is_dir():
         msg = f"papyrus root `{root}` does not exist or is not a folder"
         raise FileNotFoundError(msg)
@@ -167,22 +175,41 @@ def corpus_files(root: Path) -> list[Path]:
 
 def read_document(
     root: Path,
-    path: Path,
+    path: Path | str,
     *,
     keep_deleted: bool = False,
     scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> PapyrusDocument | EpiDocError:
     """Read one text file of the corpus at `root` (a DCLP file when it lies under ``DCLP/``, else DDB).
 
+    Args:
+        root: The corpus root; a relative root is taken from the working directory.
+        path: The file: relative to `root` (a listing's locator, such as ``DDB_EpiDoc_XML/p.adl/p.adl.G2.xml``)
+            or absolute, inside `root`.
+        max_bytes: A larger file is a `document_too_large` error, unread (None: no limit).
+
     Returns the document, or the `EpiDocError` explaining why the file yields no text (never raised).
     """
-    root, path = Path(root), Path(path)
-    if not path.is_absolute():
-        path = root / path
+    root = Path(root).resolve()
+    path = Path(os.path.normpath(root / path))  # an absolute `path` replaces `root`
+    rel = _relative_to(path, root)
+    if rel is None:
+        return EpiDocError(str(path), f"not inside the corpus root {root}", code="unreadable_file")
     strip = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua}
-    if path.relative_to(root).parts[0] == _DCLP_DIR:
-        return _read_dclp(path, root, **strip)
-    return _read_ddb(path, root, **strip)
+    reader = _read_dclp if rel.split("/", 1)[0] == _DCLP_DIR else _read_ddb
+    try:
+        return reader(path, root, rel, max_bytes=max_bytes, **strip)
+    except EpiDocError as error:
+        return error
+
+
+def _relative_to(path: Path, root: Path) -> str | None:
+    """`path` as a POSIX path relative to the resolved `root` (resolving `path` only if needed), or None."""
+    for candidate in (path, path.resolve()):
+        if candidate.is_relative_to(root):
+            return candidate.relative_to(root).as_posix()
+    return None
 
 
 def parse_year(value: str | None) -> int | None:
@@ -221,23 +248,21 @@ def _sorted_xml(folder: Path, root: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
-def _read_text(path: Path, rel: str, **strip: bool) -> tuple[etree._Element, str]:
-    root = parse_xml(path, rel)
+def _read_text(path: Path, rel: str, *, max_bytes: int | None, **strip: bool) -> tuple[etree._Element, str]:
+    root = parse_xml(path, rel, max_bytes=max_bytes)
+    if local_name(root) not in _TEI_ROOTS:
+        raise EpiDocError(rel, f"root element is <{local_name(root)}>, expected <TEI> or <TEI.2>", code="not_tei")
     try:
         text = strip_edition(root, **strip)
     except EpiDocError as exc:
-        raise EpiDocError(rel, exc.reason) from exc
+        raise EpiDocError(rel, exc.reason, code=exc.code) from exc
     if not text:
-        raise EpiDocError(rel, "empty edition (no legible text)")
+        raise EpiDocError(rel, "empty edition (no legible text)", code="no_text")
     return root, text
 
 
-def _read_ddb(path: Path, root: Path, **strip: bool) -> PapyrusDocument | EpiDocError:
-    rel = path.relative_to(root).as_posix()
-    try:
-        tei, text = _read_text(path, rel, **strip)
-    except EpiDocError as exc:
-        return exc
+def _read_ddb(path: Path, root: Path, rel: str, *, max_bytes: int | None, **strip: bool) -> PapyrusDocument:
+    tei, text = _read_text(path, rel, max_bytes=max_bytes, **strip)
     idnos = _idnos(tei)
     tm = _dedupe_tokens(idnos.get("TM"))
     hybrid = idnos.get("ddb-hybrid")
@@ -245,7 +270,7 @@ def _read_ddb(path: Path, root: Path, **strip: bool) -> PapyrusDocument | EpiDoc
     candidates = hgv_ids or ((tm,) if tm and " " not in tm else ())
     records = []
     for hgv_id in candidates:
-        record = _read_hgv(root, hgv_id)
+        record = _read_hgv(root, hgv_id, max_bytes=max_bytes)
         if record is not None and _joins(record, hybrid=hybrid, tm=tm):
             records.append(record)
     if not hgv_ids and records:
@@ -269,12 +294,9 @@ def _read_ddb(path: Path, root: Path, **strip: bool) -> PapyrusDocument | EpiDoc
     )
 
 
-def _read_dclp(path: Path, root: Path, **strip: bool) -> PapyrusDocument | EpiDocError:
-    rel = path.relative_to(root).as_posix()
-    try:
-        tei, text = _read_text(path, rel, **strip)
-    except EpiDocError as exc:
-        return exc
+def _read_dclp(path: Path, root: Path, rel: str, *, max_bytes: int | None, **strip: bool) -> PapyrusDocument:
+    del root  # DCLP files carry their own metadata
+    tei, text = _read_text(path, rel, max_bytes=max_bytes, **strip)
     meta = _read_meta(tei)
     culture, genres = _dclp_terms(tei)
     doctype = "literary" if culture in (None, "literature") else culture
@@ -313,8 +335,8 @@ def _joins(record: _Meta, *, hybrid: str | None, tm: str | None) -> bool:
     return not (hybrid and record.ddb_hybrid)
 
 
-def _read_hgv(root: Path, hgv_id: str) -> _Meta | None:
-    """Read one HGV record; a missing or unparseable record counts as missing."""
+def _read_hgv(root: Path, hgv_id: str, *, max_bytes: int | None) -> _Meta | None:
+    """Read one HGV record; a missing, oversized or unparseable record counts as missing."""
     digits = re.match(r"\d+", hgv_id)
     if digits is None or not re.fullmatch(r"[0-9A-Za-z]+", hgv_id):
         return None
@@ -324,15 +346,15 @@ def _read_hgv(root: Path, hgv_id: str) -> _Meta | None:
         stat = path.stat()
     except OSError:
         return None
-    return _read_hgv_file(str(path), stat.st_mtime_ns, stat.st_size)
+    return _read_hgv_file(str(path), stat.st_mtime_ns, stat.st_size, max_bytes)
 
 
 @functools.lru_cache(maxsize=4096)
-def _read_hgv_file(path: str, mtime_ns: int, size: int) -> _Meta | None:
+def _read_hgv_file(path: str, mtime_ns: int, size: int, max_bytes: int | None) -> _Meta | None:
     """Parse an HGV record, cached by path and file stamp (a record may serve several texts)."""
     del mtime_ns, size  # part of the cache key only
     try:
-        tei = parse_xml(Path(path), path)
+        tei = parse_xml(Path(path), path, max_bytes=max_bytes)
     except EpiDocError:
         return None
     return _read_meta(tei)

@@ -10,14 +10,30 @@ so TEI P5 (namespaced) and legacy TEI P4 ``TEI.2`` (no namespace, ``reg/@orig``,
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from lxml import etree
 
-__all__ = ["GREEK_LETTERS", "EpiDocError", "local_name", "normalise_greek", "strip_edition"]
+__all__ = [
+    "GREEK_LETTERS",
+    "MAX_DOCUMENT_BYTES",
+    "REASON_CODES",
+    "EpiDocError",
+    "check_file_size",
+    "local_name",
+    "normalise_greek",
+    "parse_xml",
+    "read_file_bytes",
+    "strip_edition",
+]
+
+#: The default cap on one source file's size, checked before it is read (``generator.max_document_bytes``).
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 
 #: The output alphabet besides space and newline: the 24 letters plus digamma, stigma, koppa and sampi.
 GREEK_LETTERS = "αβγδεζηθικλμνξοπρστυφχψω" + "ϝϛϙϟϡ"
@@ -53,21 +69,22 @@ _CHOICE_PREFERENCE = ("orig", "sic", "abbr")
 _CHOICE_REJECT = frozenset({"reg", "corr", "expan"})
 
 
-class EpiDocError(ValueError):
-    """A source file that cannot be turned into text (unparseable, no edition, nothing legible).
-
-    Attributes:
-        path: The file, as given by the caller (usually relative to the corpus root).
-        reason: A short, specific reason, e.g. ``"empty edition (no legible text)"``.
-    """
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-    def __reduce__(self) -> tuple[type[EpiDocError], tuple[str, str]]:
-        return (type(self), (self.path, self.reason))
+#: The failure kinds of the source readers, as the stable codes their rejected rows carry.
+REASON_CODES: dict[str, str] = {
+    "unreadable_file": "the file cannot be opened or read, or is not a regular file",
+    "document_too_large": "the file is larger than `generator.max_document_bytes`",
+    "invalid_xml": "not well-formed XML (or beyond the parser's depth and size limits)",
+    "not_tei": "the root element is neither TEI (P5) nor TEI.2 (P4)",
+    "no_edition": "a TEI file without div[@type='edition']",
+    "no_document_meta": "a PapyGreek treebank without document_meta",
+    "no_text": "nothing legible once the editorial layer is stripped",
+    "no_such_document": "the locator names a row or TM id the file does not hold",
+    "no_tm_id": "a treebank's sentences carry no document_id (TM id)",
+    "bad_tm_id": "a TM id that is not a Trismegistos number",
+    "bad_date": "a date or period value that cannot be read",
+    "invalid_csv": "a CSV file that is not UTF-8 or not well-formed",
+    "unknown_columns": "a CSV file without the expected columns",
+}
 
 
 def normalise_greek(text: str, *, scriptio_continua: bool = False) -> str:
@@ -105,15 +122,75 @@ def normalise_greek(text: str, *, scriptio_continua: bool = False) -> str:
     return "\n".join(lines)
 
 
-def parse_xml(path: Path, rel: str) -> etree._Element:
-    """Parse an XML file without entities, DTDs or network access; errors become `EpiDocError(rel, …)`."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True)
+class EpiDocError(ValueError):
+    """A source file that cannot be turned into text (unparseable, no edition, nothing legible).
+
+    Attributes:
+        path: The file, as given by the caller (usually relative to the corpus root).
+        reason: A short, specific reason naming the values, e.g. ``"empty edition (no legible text)"``.
+        code: The stable reason code of the failure kind, e.g. ``"no_text"`` (see `REASON_CODES`).
+    """
+
+    def __init__(self, path: str, reason: str, *, code: str) -> None:
+        if code not in REASON_CODES:
+            msg = f"unknown EpiDocError code {code!r}; known: {', '.join(REASON_CODES)}"
+            raise ValueError(msg)
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.code = code
+
+    def __reduce__(self) -> tuple[Callable[[str, str, str], EpiDocError], tuple[str, str, str]]:
+        return (_rebuild_error, (self.path, self.reason, self.code))
+
+
+def _rebuild_error(path: str, reason: str, code: str) -> EpiDocError:
+    return EpiDocError(path, reason, code=code)
+
+
+def read_file_bytes(path: Path, rel: str, *, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> bytes:
+    """Read a regular file of at most `max_bytes` bytes (None: no limit), checking its size before reading.
+
+    Raises:
+        EpiDocError: ``unreadable_file`` (missing, unreadable, not a regular file) or ``document_too_large``.
+    """
     try:
-        return etree.parse(str(path), parser).getroot()
-    except etree.XMLSyntaxError as exc:
-        raise EpiDocError(rel, f"XML syntax error: {exc}") from exc
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below as not a regular file.
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise EpiDocError(rel, "cannot read file: not a regular file", code="unreadable_file")
+            check_file_size(rel, info.st_size, max_bytes=max_bytes)
+            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
     except OSError as exc:
-        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}") from exc
+        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}", code="unreadable_file") from exc
+    check_file_size(rel, len(data), max_bytes=max_bytes)  # the file grew while it was read
+    return data
+
+
+def check_file_size(rel: str, size: int, *, max_bytes: int | None) -> None:
+    """Raise ``document_too_large`` when a file of `size` bytes is over `max_bytes` (None: no limit)."""
+    if max_bytes is not None and size > max_bytes:
+        reason = (
+            f"file is {size:,} bytes, over the {max_bytes:,}-byte limit; "
+            "raise `generator.max_document_bytes` to read it"
+        )
+        raise EpiDocError(rel, reason, code="document_too_large")
+
+
+def parse_xml(path: Path, rel: str, *, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> etree._Element:
+    """Parse an XML file of at most `max_bytes` bytes with a hardened parser; errors become `EpiDocError(rel, …)`.
+
+    No entities are expanded, no DTD or network resource is loaded, and libxml2's limits stay on (depth 256,
+    10 MB per text node), so the memory a file can take is bounded by its size.
+    """
+    data = read_file_bytes(path, rel, max_bytes=max_bytes)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser, base_url=str(path))
+    except etree.XMLSyntaxError as exc:
+        raise EpiDocError(rel, f"XML syntax error: {exc}", code="invalid_xml") from exc
+    return root
 
 
 def strip_edition(
@@ -145,7 +222,7 @@ def strip_edition(
     editions = _find_editions(root)
     if not editions:
         url = root.getroottree().docinfo.URL or "<document>"
-        raise EpiDocError(url, "no edition div (div[@type='edition'])")
+        raise EpiDocError(url, "no edition div (div[@type='edition'])", code="no_edition")
     walker = _Walker(keep_deleted=keep_deleted)
     for edition in editions:
         walker.block(edition)

@@ -17,7 +17,7 @@ from synth.core.errors import InputError
 from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument
 from synth.generators.papyrus.degrade import Degradation, TooShort, degrade_levels
-from synth.generators.papyrus.epidoc import EpiDocError
+from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES, EpiDocError
 from synth.generators.papyrus.sources import (
     CORPORA_ROOT,
     SOURCE_NAMES,
@@ -102,6 +102,9 @@ class PapyrusCERGenerator(Generator):
 
     `input` is the EpiDoc root of the ``epidoc`` source; the other sources are read from `corpora_root`.
     Documents whose TM id a higher-priority source already has are left out (see `list_documents`).
+    A source file larger than `max_document_bytes` is not read; it becomes a rejected row
+    (``document_too_large``). Every unusable document is a rejected row whose code is its `EpiDocError` code
+    (`REASON_CODES`) and whose detail is ``"<source>: <file>: <reason>"``.
     """
 
     input: Path = SAMPLE_ROOT
@@ -114,13 +117,16 @@ class PapyrusCERGenerator(Generator):
     keep_deleted: bool = False
     scriptio_continua: bool = False
     docs_per_batch: int = 8
+    max_document_bytes: int | None = MAX_DOCUMENT_BYTES
     schema: ClassVar[pa.Schema] = PAPYRUS_SCHEMA
 
     @cached_property
     def listing(self) -> tuple[list[DocumentRef], dict[str, int]]:
         """All documents of the sources in a stable order, and the TM duplicates dropped per source."""
         try:
-            return list_documents(self.input, sources=self.sources, corpora_root=self.corpora_root)
+            return list_documents(
+                self.input, sources=self.sources, corpora_root=self.corpora_root, max_bytes=self.max_document_bytes
+            )
         except FileNotFoundError as error:
             raise InputError(str(error)) from None
 
@@ -146,10 +152,16 @@ class PapyrusCERGenerator(Generator):
             yield batch
 
     def _generate_document(self, ref: DocumentRef, ctx: ShardContext, batch: GeneratedBatch) -> None:
-        document = read_ref(ref, keep_deleted=self.keep_deleted, scriptio_continua=self.scriptio_continua)
+        document = read_ref(
+            ref,
+            keep_deleted=self.keep_deleted,
+            scriptio_continua=self.scriptio_continua,
+            max_bytes=self.max_document_bytes,
+        )
         if isinstance(document, EpiDocError):
-            logger.warning("rejected %s", document)
-            batch.reject(f"{ref.source}: {document.reason}", values={"path": document.path})
+            logger.warning("rejected %s (%s)", document, document.code)
+            values = {"source": ref.source, "path": document.path}
+            batch.reject(document.code, detail=f"{ref.source}: {document}", values=values)
             return
         base = document_columns(document)
         for variant in self.variants:
@@ -178,7 +190,7 @@ class PapyrusCERGenerator(Generator):
             "k": result.k,
         }
         if isinstance(result, TooShort):
-            batch.reject("too_short_for_level", values=common, parents=(base["doc_id"],))
+            batch.reject("too_short_for_level", detail=result.reason, values=common, parents=(base["doc_id"],))
             return
         row = {
             **common,

@@ -26,7 +26,7 @@ from typing import Literal
 from lxml import etree
 
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument, corpus_files, read_document
-from synth.generators.papyrus.epidoc import EpiDocError, local_name
+from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES, EpiDocError, local_name
 from synth.generators.papyrus.sources.base import CORPORA_ROOT, SourceEntry, split_tms
 from synth.generators.papyrus.sources.duke import iter_duke, list_duke, read_duke
 from synth.generators.papyrus.sources.padoc import iter_padoc, list_padoc, read_padoc
@@ -52,7 +52,7 @@ SourceName = Literal["epidoc", "papygreek", "duke", "padoc"]
 SOURCE_NAMES: tuple[SourceName, ...] = ("epidoc", "papygreek", "duke", "padoc")
 
 _Reader = Callable[..., PapyrusDocument | EpiDocError]
-_LISTERS: dict[str, Callable[[Path], list[SourceEntry]]] = {
+_LISTERS: dict[str, Callable[..., list[SourceEntry]]] = {
     "papygreek": list_papygreek,
     "duke": list_duke,
     "padoc": list_padoc,
@@ -65,7 +65,7 @@ _HEADER_TM = re.compile(rb"<idno\s+type=[\"']TM[\"']\s*>([^<]*)</idno>")
 
 @dataclass(frozen=True, slots=True)
 class DocumentRef:
-    """Where one document is: its source, that source's root folder, and a locator inside it.
+    """Where one document is: its source, that source's root folder (absolute), and a locator inside it.
 
     The locator is a POSIX path relative to `root`, with ``#row=<n>`` (PaDoc) or ``#document_id=<TM>``
     (Trismegistos Words) when a file holds several documents.
@@ -81,13 +81,18 @@ def list_documents(
     *,
     sources: Sequence[str],
     corpora_root: Path = CORPORA_ROOT,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> tuple[list[DocumentRef], dict[str, int]]:
     """List the documents of `sources`, deduplicated by TM id across sources.
+
+    Each root is resolved once, here: the refs hold absolute roots and locators relative to them, so reading a
+    ref does not depend on the working directory.
 
     Args:
         root_epidoc: The EpiDoc root for the ``epidoc`` source; None means the shipped sample.
         sources: Source names (`SOURCE_NAMES`), in any order; the listing always follows priority order.
         corpora_root: The folder holding the labelled corpora.
+        max_bytes: Files larger than this are listed without reading them (reading the ref reports them).
 
     Returns:
         The refs (sources in priority order, each in its own stable order), and per chosen source the
@@ -108,11 +113,11 @@ def list_documents(
     dropped: dict[str, int] = {}
     for name in wanted:
         if name == "epidoc":
-            root = Path(root_epidoc) if root_epidoc is not None else SAMPLE_ROOT
-            entries = list_epidoc(root, read_tms=len(wanted) > 1)
+            root = Path(root_epidoc if root_epidoc is not None else SAMPLE_ROOT).resolve()
+            entries = list_epidoc(root, read_tms=len(wanted) > 1, max_bytes=max_bytes)
         else:
-            root = Path(corpora_root)
-            entries = _LISTERS[name](root)
+            root = Path(corpora_root).resolve()
+            entries = _LISTERS[name](root, max_bytes=max_bytes)
         dropped[name] = 0
         listed: set[str] = set()
         for entry in entries:
@@ -126,27 +131,35 @@ def list_documents(
 
 
 def read_ref(
-    ref: DocumentRef, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    ref: DocumentRef,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> PapyrusDocument | EpiDocError:
-    """Read the document `ref` points to; an unusable one comes back as an `EpiDocError` (never raised)."""
-    root = Path(ref.root)
-    if ref.source == "epidoc":
-        return read_document(root, root / ref.locator, keep_deleted=keep_deleted, scriptio_continua=scriptio_continua)
-    if ref.source not in _READERS:
+    """Read the document `ref` points to; an unusable one comes back as an `EpiDocError` (never raised).
+
+    A file larger than `max_bytes` is not read: it comes back as a ``document_too_large`` error.
+    """
+    if ref.source != "epidoc" and ref.source not in _READERS:
         msg = f"unknown source `{ref.source}` in {ref!r}; choose from {', '.join(SOURCE_NAMES)}"
         raise ValueError(msg)
-    return _READERS[ref.source](root, ref.locator, keep_deleted=keep_deleted, scriptio_continua=scriptio_continua)
+    reader = read_document if ref.source == "epidoc" else _READERS[ref.source]
+    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
+    return reader(Path(ref.root), ref.locator, **options)
 
 
-def list_epidoc(root: Path, *, read_tms: bool = True) -> list[SourceEntry]:
+def list_epidoc(root: Path, *, read_tms: bool = True, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> list[SourceEntry]:
     """List the EpiDoc text files under `root` (`corpus_files` order), with TM ids read from the headers.
+
+    A file larger than `max_bytes` is listed without TM ids (its header is not parsed).
 
     Raises:
         FileNotFoundError: `root` is missing or holds neither ``DDB_EpiDoc_XML/`` nor ``DCLP/``.
     """
-    root = Path(root)
+    root = Path(root).resolve()
     return [
-        SourceEntry(path.relative_to(root).as_posix(), _epidoc_tms(path) if read_tms else ())
+        SourceEntry(path.relative_to(root).as_posix(), _epidoc_tms(path, max_bytes) if read_tms else ())
         for path in corpus_files(root)
     ]
 
@@ -162,9 +175,11 @@ def _check_sources(sources: Sequence[str]) -> list[SourceName]:
     return [name for name in SOURCE_NAMES if name in sources]
 
 
-def _epidoc_tms(path: Path) -> tuple[str, ...]:
+def _epidoc_tms(path: Path, max_bytes: int | None) -> tuple[str, ...]:
     """The TM ids of the first ``idno[@type='TM']`` in the TEI header; () when there is none or no header."""
     try:
+        if max_bytes is not None and path.stat().st_size > max_bytes:
+            return ()
         with path.open("rb") as handle:
             head = handle.read(_HEADER_BYTES)
     except OSError:
@@ -182,7 +197,10 @@ def _epidoc_tms(path: Path) -> tuple[str, ...]:
 def _epidoc_tms_parsed(path: Path) -> tuple[str, ...]:
     """Slow path for an unusual header (spacing, attribute order, a very long header): parse it."""
     try:
-        for _, element in etree.iterparse(str(path), events=("end",), resolve_entities=False, no_network=True):
+        events = etree.iterparse(
+            str(path), events=("end",), resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+        )
+        for _, element in events:
             name = local_name(element)
             if name == "idno" and element.get("type") == "TM":
                 return split_tms(element.text)

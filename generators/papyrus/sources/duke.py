@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synth.generators.papyrus.corpus import PapyrusDocument
-from synth.generators.papyrus.epidoc import EpiDocError, normalise_greek
+from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES, EpiDocError, check_file_size, normalise_greek
 from synth.generators.papyrus.sources.base import (
     CORPORA_ROOT,
     SiglaSpans,
@@ -95,18 +95,19 @@ class _Text:
     words: tuple[_Word, ...]
 
 
-def list_duke(root: Path = CORPORA_ROOT) -> list[SourceEntry]:
+def list_duke(root: Path = CORPORA_ROOT, *, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> list[SourceEntry]:
     """List the documents (TM ids) of the treebank files under `root`: files in path order, TM ids in order of
     first appearance.
 
-    A file that cannot be parsed is listed once, without a fragment, so that reading it reports the error.
+    A file that cannot be parsed (or is larger than `max_bytes`: the limit applies to the whole file) is listed
+    once, without a fragment, so that reading it reports the error.
     """
     root = Path(root)
     entries: list[SourceEntry] = []
     for path in sorted_files(root / FOLDER, root, "*.xml"):
         rel = path.relative_to(root).as_posix()
         try:
-            texts = _read_file(path, rel)
+            texts = _read_file(path, rel, max_bytes)
         except EpiDocError:
             entries.append(SourceEntry(rel, ()))
             continue
@@ -115,17 +116,28 @@ def list_duke(root: Path = CORPORA_ROOT) -> list[SourceEntry]:
 
 
 def iter_duke(
-    root: Path = CORPORA_ROOT, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    root: Path = CORPORA_ROOT,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> Iterator[PapyrusDocument | EpiDocError]:
     """Yield every document of the treebank files under `root`; unusable ones come as `EpiDocError`s."""
-    for entry in list_duke(root):
-        yield read_duke(root, entry.locator, keep_deleted=keep_deleted, scriptio_continua=scriptio_continua)
+    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
+    for entry in list_duke(root, max_bytes=max_bytes):
+        yield read_duke(root, entry.locator, **options)
 
 
 def read_duke(
-    root: Path, locator: str, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    root: Path,
+    locator: str,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> PapyrusDocument | EpiDocError:
-    """Read one document; `locator` is ``<file relative to root>#document_id=<TM id>``.
+    """Read one document; `locator` is ``<file relative to root>#document_id=<TM id>`` (a file of at most
+    `max_bytes` bytes).
 
     Example:
         >>> doc = read_duke(CORPORA_ROOT, "duke_nlp/Papyri_Paraliterary.xml#document_id=31247")
@@ -134,22 +146,22 @@ def read_duke(
     """
     rel, _, tm = locator.partition(_FRAGMENT)
     try:
-        texts = _read_file(Path(root) / rel, rel)
+        texts = _read_file(Path(root) / rel, rel, max_bytes)
     except EpiDocError as error:
         return error
     if tm not in texts:
-        return EpiDocError(locator, f"no sentence with document_id `{tm}`")
+        return EpiDocError(locator, f"no sentence with document_id `{tm}`", code="no_such_document")
     if not tm:
-        return EpiDocError(locator, "sentences without a document_id (TM id)")
+        return EpiDocError(locator, "sentences without a document_id (TM id)", code="no_tm_id")
     text = texts[tm]
     try:
         low, high = _period(text.periods)
     except ValueError as error:
-        return EpiDocError(locator, str(error))
+        return EpiDocError(locator, str(error), code="bad_date")
     tokens = (_token(word, keep_deleted=keep_deleted) for word in text.words)
     clean = normalise_greek(join_tokens(tokens), scriptio_continua=scriptio_continua)
     if not clean:
-        return EpiDocError(locator, "empty text (no legible letters)")
+        return EpiDocError(locator, "empty text (no legible letters)", code="no_text")
     return PapyrusDocument(
         doc_id=f"duke:{tm}",
         source="duke",
@@ -228,19 +240,20 @@ def _period(periods: tuple[tuple[str, str], ...]) -> tuple[int | None, int | Non
     return min(low for low, _ in spans), max(high for _, high in spans)
 
 
-def _read_file(path: Path, rel: str) -> dict[str, _Text]:
+def _read_file(path: Path, rel: str, max_bytes: int | None) -> dict[str, _Text]:
     try:
         stat = path.stat()
     except OSError as exc:
-        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}") from exc
-    return _read_file_cached(str(path), rel, stat.st_mtime_ns, stat.st_size)
+        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}", code="unreadable_file") from exc
+    check_file_size(rel, stat.st_size, max_bytes=max_bytes)
+    return _read_file_cached(str(path), rel, stat.st_mtime_ns, stat.st_size, max_bytes)
 
 
 @functools.lru_cache(maxsize=8)
-def _read_file_cached(path: str, rel: str, mtime_ns: int, size: int) -> dict[str, _Text]:
+def _read_file_cached(path: str, rel: str, mtime_ns: int, size: int, max_bytes: int | None) -> dict[str, _Text]:
     """Group the sentences of one treebank file by TM id, in order of first appearance (cached per stamp)."""
     del mtime_ns, size  # part of the cache key only
-    tree = parse_xml(Path(path), rel)
+    tree = parse_xml(Path(path), rel, max_bytes=max_bytes)
     groups: dict[str, dict] = {}
     for sentence in tree.iter("sentence"):
         tm = (sentence.get("document_id") or "").strip()

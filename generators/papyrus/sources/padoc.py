@@ -23,13 +23,20 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from synth.generators.papyrus.corpus import PapyrusDocument, parse_year
-from synth.generators.papyrus.epidoc import EpiDocError, normalise_greek
+from synth.generators.papyrus.epidoc import (
+    MAX_DOCUMENT_BYTES,
+    EpiDocError,
+    check_file_size,
+    normalise_greek,
+    read_file_bytes,
+)
 from synth.generators.papyrus.sources.base import (
     CORPORA_ROOT,
     SourceEntry,
@@ -68,18 +75,18 @@ class _Table:
     rows: tuple[dict[str, str], ...]
 
 
-def list_padoc(root: Path = CORPORA_ROOT) -> list[SourceEntry]:
+def list_padoc(root: Path = CORPORA_ROOT, *, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> list[SourceEntry]:
     """List every row of the CSV files under `root` (files in path order), with the row's TM id.
 
-    A file that cannot be read, or has unknown columns, is listed once without a row so that reading it
-    reports the error.
+    A file that cannot be read, has unknown columns or is larger than `max_bytes` (the limit applies to the
+    whole file) is listed once without a row so that reading it reports the error.
     """
     root = Path(root)
     entries: list[SourceEntry] = []
     for path in sorted_files(root / FOLDER, root, "*.csv"):
         rel = path.relative_to(root).as_posix()
         try:
-            table = _read_table(path, rel)
+            table = _read_table(path, rel, max_bytes)
         except EpiDocError:
             entries.append(SourceEntry(rel, ()))
             continue
@@ -89,17 +96,29 @@ def list_padoc(root: Path = CORPORA_ROOT) -> list[SourceEntry]:
 
 
 def iter_padoc(
-    root: Path = CORPORA_ROOT, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    root: Path = CORPORA_ROOT,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> Iterator[PapyrusDocument | EpiDocError]:
     """Yield every row of the PaDoc files under `root` as a document; unusable rows come as `EpiDocError`s."""
-    for entry in list_padoc(root):
-        yield read_padoc(root, entry.locator, keep_deleted=keep_deleted, scriptio_continua=scriptio_continua)
+    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
+    for entry in list_padoc(root, max_bytes=max_bytes):
+        yield read_padoc(root, entry.locator, **options)
 
 
 def read_padoc(
-    root: Path, locator: str, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    root: Path,
+    locator: str,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> PapyrusDocument | EpiDocError:
-    """Read one row; `locator` is ``<file relative to root>#row=<n>``. `keep_deleted` has no effect here.
+    """Read one row; `locator` is ``<file relative to root>#row=<n>`` (a file of at most `max_bytes` bytes).
+
+    `keep_deleted` has no effect here.
 
     Example:
         >>> doc = read_padoc(CORPORA_ROOT, "padoc/padoc389.csv#row=1")
@@ -109,22 +128,24 @@ def read_padoc(
     del keep_deleted  # the text comes without deletions marked
     rel, _, number = locator.partition(_FRAGMENT)
     try:
-        table = _read_table(Path(root) / rel, rel)
+        table = _read_table(Path(root) / rel, rel, max_bytes)
     except EpiDocError as error:
         return error
     if not number.isdigit() or not 1 <= int(number) <= len(table.rows):
-        return EpiDocError(locator, f"no row {number or '(none)'} (the file has {len(table.rows)} rows)")
+        reason = f"no row {number or '(none)'} (the file has {len(table.rows)} rows)"
+        return EpiDocError(locator, reason, code="no_such_document")
     row = table.rows[int(number) - 1]
     tm = (row.get(table.layout.tm) or "").strip()
     if not tm.isdigit():
-        return EpiDocError(locator, f"bad `{table.layout.tm}` value {tm!r} (expected a Trismegistos number)")
+        reason = f"bad `{table.layout.tm}` value {tm!r} (expected a Trismegistos number)"
+        return EpiDocError(locator, reason, code="bad_tm_id")
     try:
         dates = _dates(row.get(table.layout.date) or "", table.layout)
     except ValueError as error:
-        return EpiDocError(locator, str(error))
+        return EpiDocError(locator, str(error), code="bad_date")
     text = normalise_greek(row.get(_TEXT) or "", scriptio_continua=scriptio_continua)
     if not text:
-        return EpiDocError(locator, f"empty `{_TEXT}` (no Greek letters)")
+        return EpiDocError(locator, f"empty `{_TEXT}` (no Greek letters)", code="no_text")
     return PapyrusDocument(
         doc_id=f"padoc:{tm}",
         source="padoc",
@@ -175,27 +196,28 @@ def _dates(raw: str, layout: _Layout) -> dict[str, int | float | None]:
     return date_fields(low, high)
 
 
-def _read_table(path: Path, rel: str) -> _Table:
+def _read_table(path: Path, rel: str, max_bytes: int | None) -> _Table:
     try:
         stat = path.stat()
     except OSError as exc:
-        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}") from exc
-    return _read_table_cached(str(path), rel, stat.st_mtime_ns, stat.st_size)
+        raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}", code="unreadable_file") from exc
+    check_file_size(rel, stat.st_size, max_bytes=max_bytes)
+    return _read_table_cached(str(path), rel, stat.st_mtime_ns, stat.st_size, max_bytes)
 
 
 @functools.lru_cache(maxsize=8)
-def _read_table_cached(path: str, rel: str, mtime_ns: int, size: int) -> _Table:
+def _read_table_cached(path: str, rel: str, mtime_ns: int, size: int, max_bytes: int | None) -> _Table:
     """Read a PaDoc CSV file, cached by path and file stamp."""
     del mtime_ns, size  # part of the cache key only
+    data = read_file_bytes(Path(path), rel, max_bytes=max_bytes)
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            rows = tuple(reader)
-            columns = set(reader.fieldnames or ())
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise EpiDocError(rel, f"cannot read CSV: {exc}") from exc
+        reader = csv.DictReader(io.StringIO(data.decode("utf-8"), newline=""))
+        rows = tuple(reader)
+        columns = set(reader.fieldnames or ())
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise EpiDocError(rel, f"cannot read CSV: {exc}", code="invalid_csv") from exc
     for layout in _LAYOUTS:
         if {layout.tm, layout.date, _TEXT} <= columns:
             return _Table(layout, rows)
     msg = f"unknown columns {sorted(columns)} (expected tm, date, text_raw or TM_Number, Date_notAfter, text_raw)"
-    raise EpiDocError(rel, msg)
+    raise EpiDocError(rel, msg, code="unknown_columns")

@@ -44,7 +44,7 @@ from pathlib import Path
 from lxml import etree
 
 from synth.generators.papyrus.corpus import PapyrusDocument, parse_year
-from synth.generators.papyrus.epidoc import EpiDocError, normalise_greek
+from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES, EpiDocError, normalise_greek
 from synth.generators.papyrus.sources.base import (
     CORPORA_ROOT,
     SiglaSpans,
@@ -84,24 +84,37 @@ _OPENERS = {"[": "lost", "<": "omitted", "〚": "deleted"}
 _CLOSERS = {"]": "lost", ">": "omitted", "〛": "deleted"}
 
 
-def list_papygreek(root: Path = CORPORA_ROOT) -> list[SourceEntry]:
-    """List the treebank files under `root` in path order, with the TM ids read from their header only."""
+def list_papygreek(root: Path = CORPORA_ROOT, *, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> list[SourceEntry]:
+    """List the treebank files under `root` in path order, with the TM ids read from their header only.
+
+    A file larger than `max_bytes` is listed without TM ids (reading it reports the size).
+    """
     root = Path(root)
-    return [SourceEntry(path.relative_to(root).as_posix(), _header_tms(path)) for path in _files(root)]
+    return [SourceEntry(path.relative_to(root).as_posix(), _header_tms(path, max_bytes)) for path in _files(root)]
 
 
 def iter_papygreek(
-    root: Path = CORPORA_ROOT, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    root: Path = CORPORA_ROOT,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> Iterator[PapyrusDocument | EpiDocError]:
     """Yield every PapyGreek text under `root` in path order; unusable files come as `EpiDocError`s."""
-    for entry in list_papygreek(root):
-        yield read_papygreek(root, entry.locator, keep_deleted=keep_deleted, scriptio_continua=scriptio_continua)
+    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
+    for entry in list_papygreek(root, max_bytes=max_bytes):
+        yield read_papygreek(root, entry.locator, **options)
 
 
 def read_papygreek(
-    root: Path, locator: str, *, keep_deleted: bool = False, scriptio_continua: bool = False
+    root: Path,
+    locator: str,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
 ) -> PapyrusDocument | EpiDocError:
-    """Read one treebank file (`locator` is its POSIX path relative to `root`).
+    """Read one treebank file (`locator` is its POSIX path relative to `root`; at most `max_bytes` bytes).
 
     Example:
         >>> doc = read_papygreek(CORPORA_ROOT, "papygreek_treebanks/documentary/aegyptus/aegyptus.90.43.xml")
@@ -109,15 +122,15 @@ def read_papygreek(
         ('papygreek:aegyptus.90.43', 'order', 'Delivery', 301, 'περικλησ σαραπατι τω')
     """
     try:
-        tree = parse_xml(Path(root) / locator, locator)
+        tree = parse_xml(Path(root) / locator, locator, max_bytes=max_bytes)
     except EpiDocError as error:
         return error
     meta = tree.find("document_meta")
     if meta is None:
-        return EpiDocError(locator, "no document_meta element")
+        return EpiDocError(locator, "no document_meta element", code="no_document_meta")
     text = normalise_greek(join_tokens(_tokens(tree, keep_deleted=keep_deleted)), scriptio_continua=scriptio_continua)
     if not text:
-        return EpiDocError(locator, "empty text (no legible letters)")
+        return EpiDocError(locator, "empty text (no legible letters)", code="no_text")
     hyper, category, subcategory = _text_type(tree)
     tms = split_tms(meta.get("tm_id"))
     return PapyrusDocument(
@@ -227,14 +240,16 @@ def _files(root: Path) -> list[Path]:
     return sorted_files(root / FOLDER, root, "*.xml")
 
 
-def _header_tms(path: Path) -> tuple[str, ...]:
+def _header_tms(path: Path, max_bytes: int | None) -> tuple[str, ...]:
     """Read ``document_meta/@tm_id`` from the head of the file (it precedes the tokens); () when absent."""
     try:
+        if max_bytes is not None and path.stat().st_size > max_bytes:
+            return ()
         with path.open("rb") as handle:
             head = handle.read(_HEADER_BYTES)
+            match = _HEADER_TM.search(head)
+            if match is None and len(head) == _HEADER_BYTES:
+                match = _HEADER_TM.search(head + handle.read(max_bytes))
     except OSError:
         return ()
-    match = _HEADER_TM.search(head)
-    if match is None and len(head) == _HEADER_BYTES:
-        match = _HEADER_TM.search(path.read_bytes())
     return split_tms(match.group(1).decode("utf-8", "replace")) if match else ()

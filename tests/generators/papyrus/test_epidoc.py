@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from synth.core.records import REASON_CODE
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, read_document
-from synth.generators.papyrus.epidoc import EpiDocError, normalise_greek, strip_edition
+from synth.generators.papyrus.epidoc import REASON_CODES, EpiDocError, normalise_greek, strip_edition
 
 TEI_NS = "http://www.tei-c.org/ns/1.0"
 
@@ -169,11 +170,18 @@ def test_malformed_xml_is_an_epidoc_error_with_path_and_line(tmp_path: Path) -> 
 
 
 def test_epidoc_error_is_a_value_error_and_pickles() -> None:
-    error = EpiDocError("a/b.xml", "empty edition (no legible text)")
+    error = EpiDocError("a/b.xml", "empty edition (no legible text)", code="no_text")
     assert isinstance(error, ValueError)
     clone = pickle.loads(pickle.dumps(error))
-    assert (clone.path, clone.reason, str(clone)) == (
+    assert (clone.path, clone.reason, clone.code, str(clone)) == (
         error.path,
         error.reason,
+        "no_text",
         "a/b.xml: empty edition (no legible text)",
     )
+
+
+def test_epidoc_error_codes_are_stable_reason_codes() -> None:
+    assert all(REASON_CODE.fullmatch(code) for code in REASON_CODES)
+    with pytest.raises(ValueError, match="unknown EpiDocError code 'empty edition'"):
+        EpiDocError("a/b.xml", "empty edition (no legible text)", code="empty edition")

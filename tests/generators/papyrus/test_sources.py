@@ -480,8 +480,11 @@ def generate_rows(generator: PapyrusCERGenerator, shards: int) -> tuple[list[dic
 def test_generator_shards_the_refs_and_is_deterministic() -> None:
     rows, rejected = generate_rows(make_generator(), shards=3)
     reasons = Counter(r.reason for r in rejected)
-    assert reasons["duke: empty text (no legible letters)"] == 1
-    assert set(reasons) == {"duke: empty text (no legible letters)", "too_short_for_level"}
+    assert reasons["no_text"] == 1
+    assert set(reasons) == {"no_text", "too_short_for_level"}
+    empty = next(r for r in rejected if r.reason == "no_text")
+    assert empty.detail == f"duke: {DUKE_XML}#document_id=73142: empty text (no legible letters)"
+    assert empty.values == {"source": "duke", "path": f"{DUKE_XML}#document_id=73142"}
     covered = {row["doc_id"] for row in rows} | {r.values.get("doc_id") for r in rejected} - {None}
     assert len(covered) == 234  # every readable document, each in exactly one shard
     assert all(row["edit_distance"] == row["k"] for row in rows)
