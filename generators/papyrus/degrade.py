@@ -263,7 +263,9 @@ class _Solver:
                 self._state = _Hypothesis(self.text, removed)
             self._state.advance(self._ops, prefix)
             noisy = self._state.render()
-            distance = Levenshtein.distance(self.text, noisy)
+            # The distance never exceeds k here (unit edits), so a cutoff at k keeps it exact while rapidfuzz
+            # only fills a band of width about 2k around the diagonal (any larger value comes back as k + 1).
+            distance = Levenshtein.distance(self.text, noisy, score_cutoff=k)
             if distance == k:
                 self._start = prefix
                 return noisy
@@ -341,13 +343,14 @@ def _removed_positions(spans: list[tuple[int, int]], lost: list[int], n: int) ->
     """Positions deleted with the lost lines: each line with one newline, L + 1 characters per line."""
     lost_set = set(lost)
     removed: list[int] = []
-    last = len(spans) - 1
+    tail = len(spans)  # the first line of the run of lost lines that ends the text
+    while tail > 0 and tail - 1 in lost_set:
+        tail -= 1
     for line in sorted(lost_set):
         start, end = spans[line]
         removed.extend(range(start, end))
         # Trailing newline, unless the line ends a lost run at the very end: then the preceding one.
-        tail_lost = all(j in lost_set for j in range(line, last + 1))
-        removed.append(start - 1 if tail_lost else end)
+        removed.append(start - 1 if line >= tail else end)
     return tuple(sorted(p for p in removed if 0 <= p < n))
 
 

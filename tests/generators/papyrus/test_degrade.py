@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import time
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
@@ -214,3 +216,23 @@ def test_invalid_arguments(arguments: dict, message: str) -> None:
     text = call.pop("text")
     with pytest.raises(ValueError, match=message):
         degrade_levels(text, **call)
+
+
+def test_a_long_text_degrades_in_linear_memory_and_quickly() -> None:
+    line = "ετουσ μϛ μεσορη δ εν παθυρε ομολογει πανερευσ γουνσιοσ"
+    text = "\n".join([line] * 3600)[:200_000].strip()
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        results = degrade_levels(
+            text, doc_id="ddb:long", variant="uniform", seed=0, levels=(0.01, 0.05), lost_lines=1.0
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    elapsed = time.perf_counter() - started
+    assert [r.edit_distance for r in results] == [round(0.01 * len(text)), round(0.05 * len(text))]
+    # Exact: with a cutoff at k rapidfuzz returns the distance when it is at most k, else k + 1.
+    assert all(Levenshtein.distance(text, r.text_noisy, score_cutoff=r.k) == r.k for r in results)
+    assert peak < 600 * len(text)  # about 250 bytes a character; a quadratic table would need 10**10 cells
+    assert elapsed < 60, f"{elapsed:.1f} s for {len(text):,} characters"
