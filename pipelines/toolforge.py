@@ -91,11 +91,11 @@ class ToolForgeConfig(StrictModel):
 
 
 def build_generator(config: ToolForgeConfig) -> Generator:
-    """The dialogue generator of a validated config."""
+    """The dialogue generator of a validated config; reads the seed files once so a bad one is refused up front."""
     from synth.generators.toolforge.generator import LLMSettings, ToolForgeGenerator
     from synth.generators.toolforge.planner import PlanSettings
 
-    return ToolForgeGenerator(
+    generator = ToolForgeGenerator(
         name=f"toolforge-{config.writer}",
         version="1",
         seeds=tuple(config.input),
@@ -109,6 +109,8 @@ def build_generator(config: ToolForgeConfig) -> Generator:
         writer=config.writer,
         llm=LLMSettings(**config.llm.model_dump()),
     )
+    generator.records()  # an unreadable seed file fails here, before anything is written
+    return generator
 
 
 def build_verifiers(config: ToolForgeConfig) -> dict[str, Verifier]:

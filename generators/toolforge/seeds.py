@@ -40,7 +40,7 @@ class SeedProblem:
     record: int
     record_id: str
     reason: str
-    code: str = "malformed_record"
+    code: str
 
 
 class _RecordError(ValueError):
@@ -194,7 +194,25 @@ def parse_record(record: Any) -> QASeed:
 
 
 def _records(path: Path) -> list[Any]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        msg = f"{path}: cannot read ({error.strerror or error})"
+        raise InputError(msg) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        msg = f"{path}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x}); a seed file is JSON or JSONL"
+        raise InputError(msg) from None
+    try:
+        return _parse_records(path, text)
+    except RecursionError:
+        msg = f"{path}: JSON nested too deeply to read"
+        raise InputError(msg) from None
+
+
+def _parse_records(path: Path, text: str) -> list[Any]:
     if path.suffix == ".jsonl":
         records = []
         for line_number, line in enumerate(text.splitlines(), 1):
@@ -224,8 +242,6 @@ def read_seed_file(path: Path) -> Iterator[QASeed | SeedProblem]:
             yield parse_record(record)
         except _RecordError as error:
             yield SeedProblem(str(path), number, record_id, str(error), error.code)
-        except (TypeError, ValueError) as error:  # a value of the right type but unusable shape (e.g. unhashable)
-            yield SeedProblem(str(path), number, record_id, f"{type(error).__name__}: {error}"[:200])
 
 
 def seed_files(paths: Sequence[str | Path] | None) -> tuple[Path, ...]:
@@ -240,9 +256,20 @@ def seed_files(paths: Sequence[str | Path] | None) -> tuple[Path, ...]:
         elif entry.is_file():
             files.append(entry)
         else:
-            msg = f"{entry}: seed file or folder does not exist"
+            msg = f"{printable(entry)}: seed file or folder does not exist"
             raise InputError(msg)
     if not files:
-        msg = f"{', '.join(map(str, paths))}: no .json or .jsonl seed files found"
+        msg = f"{', '.join(printable(p) for p in paths)}: no .json or .jsonl seed files found"
         raise InputError(msg)
+    for path in files:
+        if printable(path) != str(path):
+            msg = (
+                f"{printable(path)}: the file name is not valid UTF-8; rename the file (its name goes in the manifest)"
+            )
+            raise InputError(msg)
     return tuple(files)
+
+
+def printable(path: str | Path) -> str:
+    """`path` as text that prints and encodes everywhere: bytes that are not UTF-8 shown as `\\udcXX` escapes."""
+    return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
