@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, ValidationError
 
-from synth.core.errors import ConfigError, InputError, read_json_file
+from synth.core.errors import ConfigError, InputError
 from synth.trainers.papyrus.data import (
     CER_TOLERANCE,
     SPLITS,
@@ -25,8 +26,10 @@ from synth.trainers.papyrus.data import (
     select_clean_documents,
     select_texts_at_cer,
 )
-from synth.trainers.papyrus.models import TextModel, build_model, load_model
+from synth.trainers.papyrus.models import MODEL_KINDS, TextModel, build_model, load_model
+from synth.trainers.papyrus.models.base import MODEL_FILE, read_json_object, shown, write_json_atomic
 from synth.trainers.papyrus.tasks import (
+    TASKS,
     TaskSpec,
     check_test_side,
     get_task,
@@ -93,8 +96,8 @@ def train_and_evaluate(
     if reason is not None:
         result = _assemble(dataset_frame, spec, training, None, reason=reason, threshold=retention_threshold)
         if out is not None:
-            _write_json(Path(out) / METRICS_FILE, result)
-            (Path(out) / TRAINING_FILE).unlink(missing_ok=True)  # a model left by an earlier fit is not this run's
+            _clear_saved_model(Path(out))  # a model left by an earlier fit is not this run's
+            write_json_atomic(Path(out) / METRICS_FILE, result)
         return result
     train_rows = select_texts_at_cer(dataset_frame, split="train", cer=levels[0], variant=variant)
     train_rows = restrict_to_classes(train_rows, task, data.classes).filter(
@@ -109,10 +112,18 @@ def train_and_evaluate(
         dataset_frame, spec, training, evaluation, cers=eval_levels, reason=None, threshold=retention_threshold
     )
     if out is not None:
+        _clear_saved_model(Path(out))
         root = fitted.save(out)
-        _write_json(root / TRAINING_FILE, training)
-        _write_json(root / METRICS_FILE, result)
+        write_json_atomic(root / TRAINING_FILE, training)
+        write_json_atomic(root / METRICS_FILE, result)
     return result
+
+
+def _clear_saved_model(root: Path) -> None:
+    """Create `root`, or remove the files that mark it as a trained model, so an interrupted save leaves none."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in (METRICS_FILE, TRAINING_FILE, MODEL_FILE):
+        (root / name).unlink(missing_ok=True)
 
 
 def evaluate_saved(
@@ -133,6 +144,12 @@ def evaluate_saved(
     spec = get_task(training["task"])
     eval_levels = sorted(set(check_levels(dataset_frame, eval_cers, variant)))
     model = load_model(root)
+    if model.objective != spec.objective:
+        msg = (
+            f"{root / MODEL_FILE}: field `objective` is {model.objective!r}, but task `{spec.name}` of "
+            f"{root / TRAINING_FILE} needs {spec.objective!r}"
+        )
+        raise InputError(msg)
     classes = training.get("classes")
     evaluation = evaluate_model(model, dataset_frame, spec=spec, classes=classes, cers=eval_levels, variant=variant)
     return _assemble(
@@ -191,8 +208,25 @@ def count_corpus(frame: pl.DataFrame, task: str, classes: Sequence[str] | None) 
     return sizes
 
 
+class _TrainingRecord(BaseModel):
+    """The fields of `training.json` that evaluation and its report use (others are kept as they are)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    task: StrictStr
+    model: StrictStr
+    seed: StrictInt
+    params: dict[StrictStr, Any]
+    train_cer: StrictFloat | StrictInt = Field(ge=0, le=1)
+    variant: StrictStr | None
+    min_class_count: StrictInt
+    classes: list[StrictStr] | None
+    dropped_classes: dict[StrictStr, StrictInt]
+    train_texts: StrictInt
+
+
 def read_training(root: Path) -> dict[str, Any]:
-    """The `training.json` of a trained model directory; a one-line `InputError` if missing or broken."""
+    """The checked `training.json` of a trained model directory; a one-line `InputError` if missing or broken."""
     path = root / TRAINING_FILE
     if not path.is_file():
         reason = _unmeasured_reason(root)
@@ -201,28 +235,53 @@ def read_training(root: Path) -> dict[str, Any]:
         else:
             msg = f"{root}: no {TRAINING_FILE} here; is this a model directory written by `synth train papyrus fit`?"
         raise InputError(msg)
-    training = read_json_file(path)
-    if "task" not in training:
-        msg = f"{path}: field `task` is missing"
+    training = read_json_object(path)
+    try:
+        _TrainingRecord.model_validate(training)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        got = "" if first["type"] == "missing" else f" (got {shown(first.get('input'))})"
+        msg = f"{path}: field `{field}`: {first['msg']}{got}"
+        raise InputError(msg) from None
+    if training["task"] not in TASKS:
+        msg = f"{path}: field `task`: unknown task {shown(training['task'])}; known: {', '.join(TASKS)}"
+        raise InputError(msg)
+    if training["model"] not in MODEL_KINDS:
+        msg = f"{path}: field `model`: unknown model {shown(training['model'])}; known: {', '.join(MODEL_KINDS)}"
         raise InputError(msg)
     return training
 
 
 def _unmeasured_reason(root: Path) -> str | None:
     try:
-        metrics = json.loads((root / METRICS_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        metrics = read_json_object(root / METRICS_FILE)
+    except InputError:
         return None
-    return metrics.get("reason") if isinstance(metrics, dict) and metrics.get("measurable") is False else None
+    reason = metrics.get("reason") if metrics.get("measurable") is False else None
+    return reason if isinstance(reason, str) else None
 
 
 def saved_eval_cers(model_dir: str | Path) -> list[float]:
-    """The CER levels the fit run evaluated (from its `metrics.json`), or just 0 when it has none."""
+    """The CER levels the fit run evaluated (from its `metrics.json`), or just 0 when there is no such file.
+
+    Raises:
+        InputError: `metrics.json` is there but damaged, or a `results[i].cer` is not a level in [0, 1].
+    """
     path = Path(model_dir) / METRICS_FILE
-    try:
-        levels = [entry["cer"] for entry in json.loads(path.read_text(encoding="utf-8"))["results"]]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError):
-        levels = []
+    if not path.is_file():
+        return [0.0]
+    results = read_json_object(path).get("results")
+    if not isinstance(results, list):
+        msg = f"{path}: field `results` must be a list of evaluated levels (got {shown(results)})"
+        raise InputError(msg)
+    levels = []
+    for index, entry in enumerate(results):
+        cer = entry.get("cer") if isinstance(entry, dict) else None
+        if isinstance(cer, bool) or not isinstance(cer, int | float) or not 0 <= cer <= 1:
+            msg = f"{path}: field `results.{index}.cer` must be a CER level in [0, 1] (got {shown(cer)})"
+            raise InputError(msg)
+        levels.append(float(cer))
     return levels or [0.0]
 
 
@@ -266,8 +325,3 @@ def _assemble(
     by_cer = {entry["cer"]: entry["retention"] for entry in requested}
     result["tolerance"]["largest_cer"] = largest_cer_with_retention_ge(by_cer, threshold)
     return result
-
-
-def _write_json(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

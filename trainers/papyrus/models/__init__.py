@@ -1,13 +1,14 @@
 """Text models for the Papyrus tasks behind one interface: `fit`, `predict`, `save`, `load_model`.
 
-| kind       | module             | needs                                   |
-|------------|--------------------|-----------------------------------------|
-| `tfidf`    | `tfidf.py`         | scikit-learn (the CI baseline)          |
-| `charcnn`  | `charcnn.py`       | torch                                   |
-| `bytes`    | `bytes_encoder.py` | torch (+ transformers for ByT5 weights) |
-| `fasttext` | `fasttext_model.py`| fasttext (`pip install fasttext-wheel`) |
+| kind       | module             | needs                                   | saved state                      |
+|------------|--------------------|-----------------------------------------|----------------------------------|
+| `tfidf`    | `tfidf.py`         | scikit-learn (the CI baseline)          | JSON vocabulary + `.npy` arrays  |
+| `charcnn`  | `charcnn.py`       | torch, safetensors                      | `weights.safetensors`            |
+| `bytes`    | `bytes_encoder.py` | torch, safetensors (+ transformers)     | `weights.safetensors` (+ config) |
+| `fasttext` | `fasttext_model.py`| fasttext (`pip install fasttext-wheel`) | fastText's binary `.bin`         |
 
-Heavy packages are imported only when a model of that kind is built or loaded.
+Heavy packages are imported only when a model of that kind is built or loaded. No saved file is a pickle, and
+loading checks every field of `model.json` (see `base.py`).
 """
 
 from synth.trainers.papyrus.models.base import MODEL_KINDS, TextModel, build_model, load_model

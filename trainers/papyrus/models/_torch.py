@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from torch import nn
 
-WEIGHTS_FILE = "weights.pt"
 BUCKET_BATCHES = 32
 
 

@@ -1,22 +1,47 @@
-"""The model interface, its parameter handling, and the `model.json` that names a saved model's kind."""
+"""The model interface, its parameter handling, and the `model.json` that names a saved model's kind.
+
+A saved model is a folder: `model.json` (format, kind, objective, seed, params, classes and a `state` mapping
+that names the state files) plus those files, in formats that cannot run code when read: JSON, numpy `.npy`
+read with `allow_pickle=False`, and safetensors for torch weights. Loading treats the folder as untrusted:
+every field is checked, state files must lie inside the folder, and a damaged folder is a one-line
+`InputError` naming the file and field.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
 import json
+import os
+import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from synth.core.errors import ConfigError, InputError, MissingDependencyError, read_json_file
+from synth.core.errors import ConfigError, InputError, MissingDependencyError
+from synth.core.sink import temp_path
 
 Objective = Literal["classification", "regression"]
 MODEL_FILE = "model.json"
-MODEL_FORMAT = "synth-papyrus-model/1"
+MODEL_FORMAT = "synth-papyrus-model/2"
+#: Formats written by earlier versions, refused on load: their state was a pickle (joblib, torch.save).
+PICKLE_FORMATS = ("synth-papyrus-model/1",)
+#: The largest JSON file of a model folder that is read (model.json, training.json, metrics.json, vocabularies).
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 60
+_SHOWN.maxlist = _SHOWN.maxdict = 4
+
+
+def shown(value: Any) -> str:
+    """A short repr of a value read from a file, for an error message (long strings and lists are cut)."""
+    return _SHOWN.repr(value)
+
 
 MODEL_KINDS: dict[str, str] = {
     "tfidf": "synth.trainers.papyrus.models.tfidf:TfidfModel",
@@ -84,12 +109,17 @@ class TextModel(ABC):
         return np.asarray(predictions, dtype=np.float64)
 
     def save(self, directory: str | Path) -> Path:
-        """Write the model to `directory` (created if needed): its files, then `model.json` last."""
+        """Write the model to `directory` (created if needed): its files, then `model.json` last.
+
+        Each file is written under a temp name and renamed into place; an older `model.json` is removed first,
+        so an interrupted save never leaves a folder that loads as a model.
+        """
         if not self.fitted:
             msg = f"model `{self.kind}` is not fitted; nothing to save"
             raise ValueError(msg)
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
+        (root / MODEL_FILE).unlink(missing_ok=True)
         state = self._save_state(root)
         meta = {
             "format": MODEL_FORMAT,
@@ -100,20 +130,32 @@ class TextModel(ABC):
             "classes": self.classes,
             "state": state,
         }
-        (root / MODEL_FILE).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json_atomic(root / MODEL_FILE, meta)
         return root
 
     @classmethod
     def load(cls, directory: str | Path) -> Self:
-        """Load a model saved by `save`; only load directories you trust (they may hold pickles)."""
+        """Load a model saved by `save`. Nothing in the folder is unpickled or executed (see the module docstring)."""
         root = Path(directory)
         meta = read_model_meta(root)
-        if meta["kind"] != cls.kind:
-            msg = f"{root / MODEL_FILE}: `kind` is {meta['kind']!r}, expected {cls.kind!r}"
+        source = root / MODEL_FILE
+        if meta.kind != cls.kind:
+            msg = f"{source}: field `kind` is {meta.kind!r}, expected {cls.kind!r}"
             raise InputError(msg)
-        model = cls(objective=meta["objective"], seed=meta["seed"], params=meta["params"])
-        model.classes = meta.get("classes")
-        model._load_state(root, meta.get("state") or {})
+        try:
+            model = cls(objective=meta.objective, seed=meta.seed, params=meta.params)
+        except ConfigError as error:
+            msg = f"{source}: field `params`: {error}"
+            raise InputError(msg) from None
+        model.classes = meta.classes
+        try:
+            model._load_state(root, meta.state)
+        except InputError:
+            raise
+        except (KeyError, TypeError, ValueError, OSError, RuntimeError) as error:
+            reason = (str(error).splitlines() or [type(error).__name__])[0]
+            msg = f"{source}: the saved `{cls.kind}` state does not load ({type(error).__name__}: {reason})"
+            raise InputError(msg) from None
         model.fitted = True
         return model
 
@@ -176,20 +218,147 @@ def _accepts(default: Any, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def read_model_meta(root: Path) -> dict[str, Any]:
-    """The parsed `model.json` of a saved model directory; a one-line `InputError` if it is unusable."""
+class ModelMeta(BaseModel):
+    """The checked fields of a `model.json`."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    format: StrictStr
+    kind: StrictStr
+    objective: Objective
+    seed: StrictInt = Field(ge=0, lt=2**32)
+    params: dict[StrictStr, Any]
+    classes: list[StrictStr] | None
+    state: dict[StrictStr, Any]
+
+
+def read_model_meta(root: Path) -> ModelMeta:
+    """The checked `model.json` of a saved model directory; a one-line `InputError` naming the field otherwise."""
     path = root / MODEL_FILE
     if not path.is_file():
-        msg = f"{root}: no {MODEL_FILE} here; is this a model saved by `synth train papyrus`?"
+        msg = f"{root}: no {MODEL_FILE} here; is this a model saved by `synth train papyrus fit`?"
         raise InputError(msg)
-    meta = read_json_file(path)
+    meta = read_json_object(path)
+    if meta.get("format") in PICKLE_FORMATS:
+        msg = (
+            f"{path}: field `format` is {meta['format']!r}, a model saved as a pickle, which is never loaded "
+            "(it could run code); retrain it with `synth train papyrus fit`"
+        )
+        raise InputError(msg)
     if meta.get("format") != MODEL_FORMAT:
-        msg = f"{path}: `format` is {meta.get('format')!r}, expected {MODEL_FORMAT!r}"
+        msg = f"{path}: field `format` is {shown(meta.get('format'))}, expected {MODEL_FORMAT!r}"
         raise InputError(msg)
     if meta.get("kind") not in MODEL_KINDS:
-        msg = f"{path}: unknown model `kind` {meta.get('kind')!r}; known: {', '.join(MODEL_KINDS)}"
+        msg = f"{path}: field `kind`: unknown model {shown(meta.get('kind'))}; known: {', '.join(MODEL_KINDS)}"
         raise InputError(msg)
-    return meta
+    try:
+        checked = ModelMeta.model_validate(meta)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        got = "" if first["type"] == "missing" else f" (got {shown(first.get('input'))})"
+        msg = f"{path}: field `{field}`: {first['msg']}{got}"
+        raise InputError(msg) from None
+    if checked.objective == "classification":
+        if checked.classes is None or len(checked.classes) < 2 or len(set(checked.classes)) != len(checked.classes):
+            msg = (
+                f"{path}: field `classes`: a classifier needs 2 or more distinct class names (got {checked.classes!r})"
+            )
+            raise InputError(msg)
+    elif checked.classes is not None:
+        msg = f"{path}: field `classes`: a regression model has no classes (got {checked.classes!r})"
+        raise InputError(msg)
+    return checked
+
+
+def read_json_object(path: Path, *, max_bytes: int = MAX_JSON_BYTES) -> dict[str, Any]:
+    """Parse a JSON file that must hold an object; a one-line `InputError` naming the file otherwise."""
+    return _read_json(path, max_bytes=max_bytes, expected=dict)
+
+
+def read_json_value(path: Path, *, expected: type, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Parse a JSON file whose top level must be an instance of `expected` (a list, say)."""
+    return _read_json(path, max_bytes=max_bytes, expected=expected)
+
+
+def _read_json(path: Path, *, max_bytes: int, expected: type) -> Any:
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            msg = f"{path}: file is {size:,} bytes, over the {max_bytes:,} bytes a model folder's JSON may hold"
+            raise InputError(msg)
+        with path.open("rb") as handle:
+            value = json.loads(handle.read(max_bytes + 1).decode("utf-8"))
+    except OSError as error:
+        msg = f"{path}: cannot read file ({error.strerror or error})"
+        raise InputError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"{path}: not UTF-8 text"
+        raise InputError(msg) from None
+    except json.JSONDecodeError as error:
+        msg = f"{path}: not valid JSON ({error.msg} at line {error.lineno})"
+        raise InputError(msg) from None
+    except (RecursionError, ValueError) as error:  # nesting too deep, an integer with too many digits
+        msg = f"{path}: not valid JSON ({type(error).__name__})"
+        raise InputError(msg) from None
+    if not isinstance(value, expected):
+        msg = f"{path}: expected a JSON {expected.__name__} at the top level, got {type(value).__name__}"
+        raise InputError(msg)
+    return value
+
+
+def state_path(root: Path, state: Mapping[str, Any], field: str, *, directory: bool = False) -> Path:
+    """The file (or folder) that `state[field]` names, which must lie inside the model folder `root`.
+
+    Raises:
+        InputError: The field is missing or not a string, names a path outside `root` (absolute, ``..``, or a
+            link that leads out), or nothing of the right kind is there.
+    """
+    source = root / MODEL_FILE
+    value = state.get(field)
+    if not isinstance(value, str) or not value:
+        msg = f"{source}: field `state.{field}` must name a file in the model folder (got {shown(value)})"
+        raise InputError(msg)
+    folder = root.resolve()
+    candidate = (folder / value).resolve()
+    if Path(value).is_absolute() or ".." in Path(value).parts or not candidate.is_relative_to(folder):
+        msg = (
+            f"{source}: field `state.{field}` is {value!r}, outside the model folder; it must name a file inside {root}"
+        )
+        raise InputError(msg)
+    if not (candidate.is_dir() if directory else candidate.is_file()):
+        kind = "folder" if directory else "file"
+        msg = f"{source}: field `state.{field}` names {shown(value)}, but there is no such {kind} in {root}"
+        raise InputError(msg)
+    return candidate
+
+
+def state_number(root: Path, state: Mapping[str, Any], field: str) -> float:
+    """A finite number stored in `state[field]`; a one-line `InputError` otherwise."""
+    value = state.get(field)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+        msg = f"{root / MODEL_FILE}: field `state.{field}` must be a finite number (got {shown(value)})"
+        raise InputError(msg)
+    return float(value)
+
+
+def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Call `write(temp)` to write a file under a temp name, fsync it, then rename it over `path`."""
+    tmp = temp_path(path)
+    try:
+        write(tmp)
+        with tmp.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write `value` as indented JSON, atomically (see `write_atomic`)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def model_class(kind: str) -> type[TextModel]:
@@ -217,4 +386,4 @@ def build_model(
 def load_model(directory: str | Path) -> TextModel:
     """Load a saved model of any kind, dispatching on `kind` in its `model.json`."""
     root = Path(directory)
-    return model_class(read_model_meta(root)["kind"]).load(root)
+    return model_class(read_model_meta(root).kind).load(root)

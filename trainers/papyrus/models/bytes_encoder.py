@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from synth.core.errors import ConfigError, InputError
-from synth.trainers.papyrus.models.base import Objective, check_requirements
+from synth.trainers.papyrus.models.base import Objective, check_requirements, state_path
 from synth.trainers.papyrus.models.torch_model import TorchTextModel, check_loop_params
 
 PAD, EOS, UNK = 0, 1, 2
 SPECIALS = 3
 VOCAB_SIZE = 256 + SPECIALS
 BYT5_CONFIG_DIR = "byt5_config"
+MAX_LAYERS = 48
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class ByteEncoderParams:
         check_loop_params("bytes", self, positive=sizes)
         if self.d_model % self.heads:
             msg = f"bytes: `d_model` ({self.d_model}) must be divisible by `heads` ({self.heads})"
+            raise ConfigError(msg)
+        if self.layers > MAX_LAYERS:
+            msg = f"bytes: `layers` must be at most {MAX_LAYERS}, got {self.layers}"
             raise ConfigError(msg)
 
 
@@ -92,6 +96,9 @@ class ByteEncoderModel(TorchTextModel):
 
         if config_dir is not None:
             config = transformers.T5Config.from_pretrained(config_dir, local_files_only=True)
+            if not 1 <= config.num_layers <= MAX_LAYERS:
+                msg = f"{config_dir}: `num_layers` must lie in 1..{MAX_LAYERS}, got {config.num_layers}"
+                raise InputError(msg)
             backbone = transformers.T5EncoderModel(config)
         else:
             path = Path(self.params.pretrained_path).expanduser()
@@ -116,11 +123,9 @@ class ByteEncoderModel(TorchTextModel):
     def _build_network(self, saved: tuple[Path, dict[str, Any]] | None = None) -> Any:
         if saved is not None:
             root, state = saved
-            return (
-                self._pretrained_network(root / state["byt5_config"])
-                if "byt5_config" in state
-                else self._scratch_network()
-            )
+            if "byt5_config" not in state:
+                return self._scratch_network()
+            return self._pretrained_network(state_path(root, state, "byt5_config", directory=True))
         return self._pretrained_network() if self.params.pretrained_path is not None else self._scratch_network()
 
     def _extra_state(self, root: Path) -> dict[str, Any]:

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.core.errors import ConfigError
+from synth.core.errors import ConfigError, InputError
+from synth.trainers.papyrus.models.base import MODEL_FILE, shown
 from synth.trainers.papyrus.models.torch_model import TorchTextModel, check_loop_params
 
 PAD, UNKNOWN = 0, 1
+MAX_KERNELS = 16
 
 
 @dataclass(frozen=True)
@@ -33,8 +35,11 @@ class CharCNNParams:
     def __post_init__(self) -> None:
         positive = ("max_symbols", "embedding_dim", "filters", "max_chars", "max_windows", "batch_size", "threads")
         check_loop_params("charcnn", self, positive=positive)
-        if self.max_symbols < 3 or min(self.kernel_sizes) < 1:
-            msg = f"charcnn: need `max_symbols` >= 3 and kernel sizes >= 1, got {self.max_symbols} {self.kernel_sizes}"
+        if self.max_symbols < 3 or min(self.kernel_sizes) < 1 or len(self.kernel_sizes) > MAX_KERNELS:
+            msg = (
+                f"charcnn: need `max_symbols` >= 3 and 1 to {MAX_KERNELS} kernel sizes >= 1, "
+                f"got {self.max_symbols} {self.kernel_sizes}"
+            )
             raise ConfigError(msg)
 
 
@@ -83,5 +88,13 @@ class CharCNNModel(TorchTextModel):
     def _extra_state(self, root: Path) -> dict[str, Any]:
         return {"alphabet": self.alphabet}
 
-    def _restore_extra(self, state: dict[str, Any]) -> None:
-        self.alphabet = state["alphabet"]
+    def _restore_extra(self, root: Path, state: dict[str, Any]) -> None:
+        alphabet = state.get("alphabet")
+        limit = self.params.max_symbols - 2
+        if not isinstance(alphabet, str) or len(alphabet) > limit or len(set(alphabet)) != len(alphabet):
+            msg = (
+                f"{root / MODEL_FILE}: field `state.alphabet` must be a string of at most {limit} distinct "
+                f"characters (`max_symbols` - 2), got {shown(alphabet)}"
+            )
+            raise InputError(msg)
+        self.alphabet = alphabet

@@ -1,5 +1,7 @@
 """fastText supervised classifier (optional: `pip install fasttext-wheel`); dating is learnt as centuries.
 
+The model is fastText's own binary format (read by its C++ loader, no pickle).
+
 Input lines are `__label__X text` with newlines turned into spaces. Dating predicts the centre year of the
 predicted century (for example 150 for the 2nd century CE, -150 for the 2nd century BCE). Training uses a
 single thread so that the same seed gives the same model.
@@ -12,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.core.errors import ConfigError
-from synth.trainers.papyrus.models.base import TextModel
+from synth.core.errors import ConfigError, InputError
+from synth.trainers.papyrus.models.base import MODEL_FILE, TextModel, shown, state_path, write_atomic
 from synth.trainers.papyrus.tasks import century
 
 MODEL_BIN = "fasttext.bin"
@@ -85,11 +87,15 @@ class FastTextModel(TextModel):
         return [century_centre(int(label)) for label in labels]
 
     def _save_state(self, root: Path) -> dict[str, Any]:
-        self.model.save_model(str(root / MODEL_BIN))
+        write_atomic(root / MODEL_BIN, lambda tmp: self.model.save_model(str(tmp)))
         return {"file": MODEL_BIN, "label_names": self.label_names}
 
     def _load_state(self, root: Path, state: dict[str, Any]) -> None:
         import fasttext
 
-        self.model = fasttext.load_model(str(root / state.get("file", MODEL_BIN)))
-        self.label_names = state.get("label_names", {})
+        names = state.get("label_names", {})
+        if not isinstance(names, dict) or not all(isinstance(v, str) for v in names.values()):
+            msg = f"{root / MODEL_FILE}: field `state.label_names` must map labels to names (got {shown(names)})"
+            raise InputError(msg)
+        self.model = fasttext.load_model(str(state_path(root, state, "file")))
+        self.label_names = names

@@ -1,12 +1,20 @@
-"""The training, prediction and persistence plumbing shared by the torch text models."""
+"""The training, prediction and persistence plumbing shared by the torch text models.
+
+Weights are saved with safetensors (no pickle). Loading first builds the network on torch's `meta` device and
+checks every tensor's name, dtype and shape against the file's header, so neither a damaged file nor
+inflated `params` in `model.json` can make the loader allocate more than the weights file holds.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, ClassVar
 
-from synth.core.errors import ConfigError
-from synth.trainers.papyrus.models.base import TextModel
+from synth.core.errors import ConfigError, InputError
+from synth.trainers.papyrus.models.base import MODEL_FILE, TextModel, state_number, state_path, write_atomic
+
+WEIGHTS_FILE = "weights.safetensors"
+MAX_THREADS = 256
 
 
 def check_loop_params(kind: str, params: Any, *, positive: tuple[str, ...]) -> None:
@@ -14,6 +22,9 @@ def check_loop_params(kind: str, params: Any, *, positive: tuple[str, ...]) -> N
     bad = [name for name in positive if getattr(params, name) < 1]
     if bad or params.epochs < 0:
         msg = f"{kind}: `{(bad or ['epochs'])[0]}` must be positive"
+        raise ConfigError(msg)
+    if params.threads > MAX_THREADS:
+        msg = f"{kind}: `threads` must be at most {MAX_THREADS}, got {params.threads}"
         raise ConfigError(msg)
     if not 0.0 <= params.dropout < 1.0 or params.learning_rate <= 0:
         msg = f"{kind}: `dropout` must lie in [0, 1) and `learning_rate` be positive"
@@ -29,7 +40,7 @@ class TorchTextModel(TextModel):
     """
 
     pad_id: ClassVar[int] = 0
-    requires: ClassVar[tuple[tuple[str, str], ...]] = (("torch", "synth[train]"),)
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("torch", "synth[train]"), ("safetensors", "synth[train]"))
 
     def _build_network(self, saved: tuple[Path, dict[str, Any]] | None = None) -> Any:
         raise NotImplementedError
@@ -46,8 +57,8 @@ class TorchTextModel(TextModel):
     def _extra_state(self, root: Path) -> dict[str, Any]:
         return {}
 
-    def _restore_extra(self, state: dict[str, Any]) -> None:
-        """Restore what `_extra_state` saved; nothing by default."""
+    def _restore_extra(self, root: Path, state: dict[str, Any]) -> None:
+        """Restore (and check) what `_extra_state` saved; nothing by default."""
 
     def _outputs(self) -> int:
         return len(self.classes) if self.classes is not None else 1
@@ -80,11 +91,9 @@ class TorchTextModel(TextModel):
         return _torch.decode_outputs(outputs, self.classes, self.target_mean, self.target_scale)
 
     def _save_state(self, root: Path) -> dict[str, Any]:
-        import torch
+        from safetensors.torch import save_model
 
-        from synth.trainers.papyrus.models._torch import WEIGHTS_FILE
-
-        torch.save(self.network.state_dict(), root / WEIGHTS_FILE)
+        write_atomic(root / WEIGHTS_FILE, lambda tmp: save_model(self.network, str(tmp)))
         state = {
             "weights": WEIGHTS_FILE,
             "target_mean": self.target_mean,
@@ -95,10 +104,61 @@ class TorchTextModel(TextModel):
 
     def _load_state(self, root: Path, state: dict[str, Any]) -> None:
         import torch
+        from safetensors.torch import load_model
 
-        self.target_mean, self.target_scale = state["target_mean"], state["target_scale"]
+        self.target_mean = state_number(root, state, "target_mean")
+        self.target_scale = state_number(root, state, "target_scale")
         self.history = state.get("loss_per_epoch", [])
-        self._restore_extra(state)
+        self._restore_extra(root, state)
+        weights = state_path(root, state, "weights")
+        with torch.device("meta"):
+            skeleton = self._build_network((root, state))
+        check_weights(weights, skeleton, source=root / MODEL_FILE)
         self.network = self._build_network((root, state))
-        self.network.load_state_dict(torch.load(root / state["weights"], weights_only=True))
+        load_model(self.network, str(weights), strict=True, device="cpu")
         self.network.eval()
+
+
+def read_weight_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The dtype and shape of every tensor in a safetensors file, read from its header only."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            return {
+                name: (handle.get_slice(name).get_dtype(), tuple(handle.get_slice(name).get_shape()))
+                for name in handle.keys()  # noqa: SIM118 (a safetensors handle is not a mapping)
+            }
+    except (SafetensorError, OSError) as error:
+        msg = f"{path}: not a safetensors weights file ({(str(error).splitlines() or ['unreadable'])[0]})"
+        raise InputError(msg) from None
+
+
+def check_weights(path: Path, skeleton: Any, *, source: Path) -> None:
+    """Check the file's tensors against a network built on the meta device: same names, float32, same shapes.
+
+    Tensors the network shares (tied embeddings) are stored once, under any one of their names.
+    """
+    header = read_weight_header(path)
+    tensors = skeleton.state_dict(keep_vars=True)
+    unexpected = sorted(set(header) - set(tensors))
+    if unexpected:
+        msg = f"{path}: tensor `{unexpected[0]}` is not part of the network that {source} describes"
+        raise InputError(msg)
+    names_of: dict[int, list[str]] = {}
+    for name, tensor in tensors.items():
+        names_of.setdefault(id(tensor), []).append(name)
+    for names in names_of.values():
+        stored = [name for name in names if name in header]
+        if not stored:
+            msg = f"{path}: tensor `{names[0]}` is missing (the `params` in {source} give a network with it)"
+            raise InputError(msg)
+        for name in stored:
+            dtype, found = header[name]
+            shape = tuple(tensors[name].shape)
+            if dtype != "F32" or found != shape:
+                msg = (
+                    f"{path}: tensor `{name}` is {dtype} {list(found)}, but the `params` in {source} "
+                    f"give F32 {list(shape)}"
+                )
+                raise InputError(msg)
