@@ -3,8 +3,9 @@
     synth train sft out/toolforge --out models/tf-tiny --steps 200            # tiny local LM, no download
     synth train sft out/toolforge --out models/tf-qwen --model ~/qwen --lora-rank 16 --lr 2e-4
 
-Writes the model, its tokenizer (with a tool-capable chat template) and `metrics.json` to `--out`; prints the
-assistant-token loss before/after and the first-tool-call accuracy on held-out dialogues.
+Writes the model, its tokenizer (with a tool-capable chat template), `metrics.json` and a model card (`README.md`,
+naming the dataset) to `--out`; prints the assistant-token loss before/after and the first-tool-call accuracy on
+held-out dialogues.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def sft_command(
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON instead of a table."),
 ) -> None:
     """Fine-tune on the dialogues (loss on assistant turns only) and score the first tool call on held-out rows."""
+    from synth.core.dataset import open_dataset
+    from synth.trainers.model_card import write_model_card
     from synth.trainers.sft import train_sft
 
     metrics = train_sft(
@@ -57,6 +60,18 @@ def sft_command(
         max_new_tokens=max_new_tokens,
         overwrite=overwrite,
     )
+    settings = {
+        "model": str(model) if model is not None else None,
+        "steps": steps,
+        "lr": lr,
+        "lora_rank": lora_rank,
+        "seed": seed,
+        "max_length": max_length,
+        "eval_rows": eval_rows,
+        "batch_size": batch_size,
+        "max_new_tokens": max_new_tokens,
+    }
+    write_model_card(out, trainer="sft", dataset=open_dataset(dataset), settings=settings, metrics=metrics)
     show(metrics, as_json=as_json, saved=out)
 
 

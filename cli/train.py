@@ -4,8 +4,9 @@
         --eval-cers 0,0.05,0.2 --variant uniform --seed 0 --out models/lit-tfidf
     synth train papyrus eval models/lit-tfidf DATASET          # same figures as the fit run
 
-`fit` writes the model, `training.json` and `metrics.json` to `--out`; `eval` reloads them and, with the
-same dataset, levels and variant (its defaults), reproduces `metrics.json` exactly.
+`fit` writes the model, `training.json`, `metrics.json` and a model card (`README.md`, naming the dataset) to
+`--out`; `eval` reloads them and, with the same dataset, levels and variant (its defaults), reproduces
+`metrics.json` exactly. `lob` writes `lob_model.json` and a card naming the LOBSTER files it was fit on.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ def fit_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Train on the train split at --train-cer and score on the test split at every --eval-cers level."""
+    from synth.core.dataset import open_dataset
+    from synth.trainers.model_card import write_model_card
     from synth.trainers.papyrus.data import read_papyrus_dataset
     from synth.trainers.papyrus.evaluate import METRICS_FILE, train_and_evaluate
 
@@ -112,6 +115,18 @@ def fit_command(
         min_class_count=min_class_count,
         out=out,
     )
+    if out is not None:
+        settings = {
+            "task": task,
+            "model": model,
+            "train_cer": train_cer,
+            "eval_cers": levels,
+            "variant": variant,
+            "seed": seed,
+            "params": params,
+            "min_class_count": min_class_count,
+        }
+        write_model_card(out, trainer="papyrus", dataset=open_dataset(dataset), settings=settings, metrics=result)
     show(result, as_json=as_json, saved=out)
 
 
@@ -211,6 +226,7 @@ def lob_command(
     from synth.generators.lob.generator import read_day
     from synth.generators.lob.model import MODEL_FILE
     from synth.pipelines.lob import AMZN_MESSAGES, orderbook_for
+    from synth.trainers.model_card import trained_on_files, write_model_card
 
     messages = messages or SAMPLE_DIR / AMZN_MESSAGES
     orderbook = orderbook or orderbook_for(messages)
@@ -229,6 +245,17 @@ def lob_command(
         seed=seed,
     )
     written = model.save(out)
+    settings = {
+        "messages": str(messages),
+        "orderbook": str(orderbook),
+        "train_fraction": train_fraction,
+        "levels": levels,
+        "tick": tick,
+        "pointer": pointer,
+        "seed": seed,
+    }
+    trained_on = trained_on_files([messages, orderbook], domain="lob", rows=len(day))
+    write_model_card(written.parent, trainer="lob", dataset=trained_on, settings=settings, metrics=model.training)
     zero_intelligence = model.zero_intelligence
     summary = {
         "model": str(written),
