@@ -5,11 +5,82 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 import synth
+from synth.core.config import format_validation_error
+from synth.core.errors import InputError
 
 MANIFEST_FORMAT = "synth-manifest/1"
+DAMAGED_HINT = "rerun the command that made this dataset with --overwrite to rebuild it"
+
+
+class _ShardEntry(BaseModel):
+    """One entry of `shards`: what readers rely on (a complete shard names its files, checksums and rows)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    index: int
+    status: Literal["complete", "pending"]
+    path: str | None = None
+    sha256: str | None = None
+    rows: int | None = None
+    rejected_path: str | None = None
+    rejected_sha256: str | None = None
+    rejected_rows: int | None = None
+
+    @model_validator(mode="after")
+    def _complete_names_its_files(self) -> _ShardEntry:
+        needed = ("path", "sha256", "rows", "rejected_path", "rejected_sha256", "rejected_rows")
+        missing = [name for name in needed if getattr(self, name) is None]
+        if self.status == "complete" and missing:
+            msg = f"a complete shard needs `{missing[0]}`"
+            raise ValueError(msg)
+        return self
+
+
+class _ManifestShape(BaseModel):
+    """The fields of a dataset manifest that synth reads back."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    format: Literal["synth-manifest/1"]
+    domain: str
+    config_hash: str
+    config: dict[str, Any]
+    status: Literal["complete", "partial"]
+    num_shards: int = Field(ge=1)
+    totals: dict[str, Any]
+    shards: list[_ShardEntry]
+
+    @model_validator(mode="after")
+    def _one_entry_per_shard(self) -> _ManifestShape:
+        if [shard.index for shard in self.shards] != list(range(self.num_shards)):
+            msg = f"expected one entry per shard, indexes 0 to {self.num_shards - 1} in order"
+            raise ValueError(msg)
+        return self
+
+
+def check_manifest(value: Any, *, source: str) -> dict[str, Any]:
+    """Return `value` if it has the shape of a dataset manifest, else raise a one-line `InputError`.
+
+    Manifests of other synth formats (a multi-stage run's `synth-pipeline/1`, a stage's `synth-stage/1`) are
+    returned as read; their readers check them.
+    """
+    if not isinstance(value, dict):
+        msg = f"{source}: damaged manifest (expected a JSON object, got {type(value).__name__}); {DAMAGED_HINT}"
+        raise InputError(msg)
+    kind = value.get("format")
+    if isinstance(kind, str) and kind.startswith("synth-") and kind != MANIFEST_FORMAT:
+        return value
+    try:
+        _ManifestShape.model_validate(value)
+    except ValidationError as error:
+        problem = format_validation_error(error, source=f"{source}: damaged manifest")
+        raise InputError(f"{problem}; {DAMAGED_HINT}") from None
+    return value
 
 
 def utc_now() -> str:

@@ -5,12 +5,18 @@ Layout of an output directory `OUT`:
     OUT/data/train-00000-of-00004.parquet      kept rows
     OUT/rejected/train-00000-of-00004.parquet  dropped rows with `filter_reason` and `filter_step`
     OUT/manifest.json                          config, config hash, per shard: rows, sha256, status
-    OUT/README.md                              dataset card
+    OUT/README.md                              dataset card (a placeholder while the run is incomplete)
     OUT/.synth/shards/00000.json               completion record of one shard (the source of truth)
     OUT/.synth/lock                            held by the run that owns OUT
 
 A shard is complete when its record exists and both files still match the record's sha256; anything else
-is redone from scratch on resume, so a killed run never leaves a half-written shard behind.
+is redone from scratch on resume, so a killed run never leaves a half-written shard behind. Every file is
+written to a hidden temp name (`.NAME.tmp-PID`), fsynced, then renamed; a failed write removes its temp file,
+and a killed run's temp files are synth's own: they never make OUT look foreign.
+
+Whenever `manifest.json` exists, so does `README.md`: until the run completes it is `INCOMPLETE_CARD`, whose
+`configs` name a data file that never exists, so `datasets.load_dataset(OUT)` fails with a message saying so
+instead of loading partial shards (or, with no card at all, `manifest.json` itself as a one-row dataset).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -29,7 +36,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from synth.core.errors import OutputDirError
+from synth.core.errors import InputError, OutputDirError
+from synth.core.manifest import MANIFEST_FORMAT, check_manifest
 from synth.core.shard import BatchOutput, ShardStats
 
 DATA_DIR = "data"
@@ -39,6 +47,42 @@ MANIFEST_NAME = "manifest.json"
 CARD_NAME = "README.md"
 SPLIT = "train"
 PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "write_statistics": True}
+INCOMPLETE_PATH = "INCOMPLETE-run-synth-again-to-finish"
+INCOMPLETE_CARD = f"""---
+configs:
+- config_name: default
+  default: true
+  data_files:
+  - split: {SPLIT}
+    path: {DATA_DIR}/{INCOMPLETE_PATH}
+- config_name: rejected
+  data_files:
+  - split: {SPLIT}
+    path: {REJECTED_DIR}/{INCOMPLETE_PATH}
+---
+# Incomplete synth dataset
+
+A synth run is writing this directory, or was interrupted before it finished. Run the same `synth` command
+again (same config, same `--out`) to finish it; complete shards are kept. Until then `load_dataset` refuses
+this directory and `synth inspect` / `synth verify` report how many shards are done.
+"""
+_TEMP_NAME = re.compile(r"\..+\.tmp-\d+")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether `name` is one of synth's temp files (`.NAME.tmp-PID`), left behind only by a killed run."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+@contextlib.contextmanager
+def naming_errors(path: Path) -> Iterator[None]:
+    """Name `path` on any `OSError` raised inside that names no file (pyarrow's) or only `path`'s temp file."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None or is_temp_name(os.path.basename(str(error.filename))):
+            error.filename = str(path)
+        raise
 
 
 def shard_file_name(index: int, num_shards: int) -> str:
@@ -55,15 +99,47 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def temp_path(path: Path) -> Path:
+    """The temp name `path` is written under before it is renamed into place."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temp file, fsync it, then rename it over `path`; on failure remove the temp file."""
+    tmp = temp_path(path)
+    try:
+        with naming_errors(path):
+            with tmp.open("w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_json_atomic(path: Path, value: Any) -> None:
     """Write `value` as indented JSON to a temp file, fsync it, then rename it over `path`."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2, ensure_ascii=False, sort_keys=False)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def read_manifest_file(path: Path) -> dict[str, Any]:
+    """Read and shape-check a manifest; a damaged one is a one-line `InputError` naming the file."""
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        problem = "not UTF-8 text"
+    except json.JSONDecodeError as error:
+        problem = f"not valid JSON: {error.msg} at line {error.lineno}"
+    except RecursionError:
+        problem = "not valid JSON: nested too deeply"
+    else:
+        return check_manifest(value, source=str(path))
+    msg = (
+        f"{path}: damaged manifest ({problem}); rerun the command that made this dataset with --overwrite to rebuild it"
+    )
+    raise InputError(msg)
 
 
 @dataclass(frozen=True)
@@ -102,6 +178,9 @@ class DatasetDir:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold an exclusive lock on OUT for the duration of a run; refuse at once if another run has it."""
+        if self.root.exists() and not self.root.is_dir():
+            msg = f"{self.root}: is a file, not a directory; use another --out"
+            raise OutputDirError(msg)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         handle = (self.state_dir / "lock").open("a+")
         try:
@@ -124,42 +203,82 @@ class DatasetDir:
             handle.close()
 
     def read_manifest(self) -> dict[str, Any] | None:
-        """The manifest, or None when OUT has none."""
+        """The manifest, or None when OUT has none; a damaged one is a one-line `InputError`."""
         if not self.manifest_path.is_file():
             return None
-        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        return read_manifest_file(self.manifest_path)
 
     def check_owner(self, config_hash: str) -> None:
         """Refuse an OUT that holds another config's data or foreign files."""
-        manifest = self.read_manifest()
+        try:
+            manifest = self.read_manifest()
+        except InputError as error:
+            raise OutputDirError(str(error)) from None
         if manifest is not None:
-            if manifest.get("config_hash") != config_hash:
+            if manifest["format"] != MANIFEST_FORMAT:
+                msg = f"{self.root}: holds a {manifest['format']} manifest, not a dataset's; use another --out"
+                raise OutputDirError(msg)
+            if manifest["config_hash"] != config_hash:
                 msg = (
                     f"{self.root}: holds a dataset made with another config "
-                    f"(hash {manifest.get('config_hash')}, this run {config_hash}); "
+                    f"(hash {manifest['config_hash']}, this run {config_hash}); "
                     "use another --out, or --overwrite to replace it"
                 )
                 raise OutputDirError(msg)
             return
-        foreign = sorted(p.name for p in self.root.iterdir() if p.name != STATE_DIR) if self.root.exists() else []
+        foreign = self.foreign_names()
         if foreign:
             msg = (
                 f"{self.root}: not empty and holds no synth manifest (found {foreign[0]!r}); use an empty or new --out"
             )
             raise OutputDirError(msg)
 
+    def foreign_names(self) -> list[str]:
+        """Names in OUT that are not synth's own state, temp files or placeholder card, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(path.name for path in self.root.iterdir() if not self._is_own(path))
+
+    def _is_own(self, path: Path) -> bool:
+        if path.name == STATE_DIR or (is_temp_name(path.name) and path.is_file()):
+            return True
+        return path == self.card_path and path.is_file() and self.has_incomplete_card()
+
+    def has_incomplete_card(self) -> bool:
+        """Whether README.md is the placeholder card of an unfinished run."""
+        try:
+            return self.card_path.read_bytes() == INCOMPLETE_CARD.encode()
+        except OSError:
+            return False
+
+    def mark_incomplete(self) -> None:
+        """Put the placeholder card in place, so `load_dataset(OUT)` refuses OUT until the run completes."""
+        if not self.has_incomplete_card():
+            self.write_card(INCOMPLETE_CARD)
+
+    def remove_temp_files(self) -> None:
+        """Delete the temp manifest, card and record files a killed run left (call with the lock held)."""
+        for folder in (self.root, self.records_dir):
+            if folder.is_dir():
+                for path in folder.iterdir():
+                    if is_temp_name(path.name) and path.is_file():
+                        path.unlink(missing_ok=True)
+
     def clear(self) -> None:
-        """Remove everything synth wrote in OUT (for --overwrite); leaves foreign files and the lock alone."""
-        for directory in (self.data_dir, self.rejected_dir, self.records_dir):
+        """Remove everything synth wrote in OUT (for --overwrite); leaves foreign files and the lock alone.
+
+        The placeholder card goes in first and the manifest goes last, so an interrupted clear leaves an OUT
+        that `load_dataset` refuses and that a rerun still recognises as synth's.
+        """
+        self.mark_incomplete()
+        for directory in (self.records_dir, self.data_dir, self.rejected_dir):
             shutil.rmtree(directory, ignore_errors=True)
-        for path in (self.manifest_path, self.card_path):
-            path.unlink(missing_ok=True)
+        self.remove_temp_files()
+        self.manifest_path.unlink(missing_ok=True)
 
     def write_card(self, text: str) -> None:
-        """Write README.md (the dataset card) to a temp name, then rename it into place."""
-        tmp = self.card_path.with_name(f".{CARD_NAME}.tmp-{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.card_path)
+        """Write README.md (the dataset card) to a temp name, fsync it, then rename it into place."""
+        write_text_atomic(self.card_path, text)
 
     def shard_paths(self, index: int, num_shards: int) -> tuple[Path, Path]:
         name = shard_file_name(index, num_shards)
@@ -170,11 +289,15 @@ class DatasetDir:
         path = self.record_path(index)
         if not path.is_file():
             return None
-        record = json.loads(path.read_text(encoding="utf-8"))
-        data, rejected = self.root / record["path"], self.root / record["rejected_path"]
+        try:
+            record = json.loads(path.read_bytes().decode("utf-8"))
+            data, rejected = self.root / record["path"], self.root / record["rejected_path"]
+            expected = (record["sha256"], record["rejected_sha256"])
+        except (ValueError, KeyError, TypeError):
+            return None  # a damaged record: the shard is redone
         if not (data.is_file() and rejected.is_file()):
             return None
-        if sha256_file(data) != record["sha256"] or sha256_file(rejected) != record["rejected_sha256"]:
+        if (sha256_file(data), sha256_file(rejected)) != expected:
             return None
         return record
 
@@ -207,26 +330,40 @@ class DatasetDir:
         on_batch: Callable[[int], None] | None = None,
     ) -> dict[str, Any]:
         """Stream `outputs` (which fill `stats`) into shard `index`'s Parquet files, rename them into place and
-        write the shard's completion record."""
+        write the shard's completion record. On any failure the shard's files are removed again."""
         self.remove_stale(index, num_shards)
+        try:
+            return self._write_shard(index, num_shards, schema, rejected_schema, outputs, stats, on_batch)
+        except BaseException:
+            self.remove_stale(index, num_shards)
+            raise
+
+    def _write_shard(
+        self,
+        index: int,
+        num_shards: int,
+        schema: pa.Schema,
+        rejected_schema: pa.Schema,
+        outputs: Iterable[BatchOutput],
+        stats: ShardStats,
+        on_batch: Callable[[int], None] | None,
+    ) -> dict[str, Any]:
         for directory in (self.data_dir, self.rejected_dir, self.records_dir):
-            directory.mkdir(parents=True, exist_ok=True)
+            with naming_errors(directory):
+                directory.mkdir(parents=True, exist_ok=True)
         data, rejected = self.shard_paths(index, num_shards)
-        tmp_data = data.with_name(f".{data.name}.tmp-{os.getpid()}")
-        tmp_rejected = rejected.with_name(f".{rejected.name}.tmp-{os.getpid()}")
         with (
-            pq.ParquetWriter(tmp_data, schema, **PARQUET_OPTIONS) as kept_writer,
-            pq.ParquetWriter(tmp_rejected, rejected_schema, **PARQUET_OPTIONS) as rejected_writer,
+            _ShardFileWriter(data, schema) as kept_writer,
+            _ShardFileWriter(rejected, rejected_schema) as dropped_writer,
         ):
             for output in outputs:
-                _write_nonempty(kept_writer, output.kept)
-                _write_nonempty(rejected_writer, output.rejected)
+                kept_writer.write(output.kept)
+                dropped_writer.write(output.rejected)
                 if on_batch is not None:
                     on_batch(output.kept.num_rows + output.rejected.num_rows)
+        kept_writer.commit()
+        dropped_writer.commit()
         rejected_rows = sum(stats.rejected.values())
-        for tmp, final in ((tmp_data, data), (tmp_rejected, rejected)):
-            _fsync(tmp)
-            os.replace(tmp, final)
         record = {
             "index": index,
             "status": "complete",
@@ -243,11 +380,29 @@ class DatasetDir:
         return record
 
 
-def _write_nonempty(writer: pq.ParquetWriter, table: pa.Table) -> None:
-    if table.num_rows:
-        writer.write_table(table)
+class _ShardFileWriter:
+    """A Parquet writer on the temp name of `final`, renamed into place by `commit`; its OSErrors name `final`."""
 
+    def __init__(self, final: Path, schema: pa.Schema) -> None:
+        self.final, self.tmp = final, temp_path(final)
+        with naming_errors(final):
+            self._writer = pq.ParquetWriter(self.tmp, schema, **PARQUET_OPTIONS)
 
-def _fsync(path: Path) -> None:
-    with path.open("rb") as handle:
-        os.fsync(handle.fileno())
+    def __enter__(self) -> _ShardFileWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        with naming_errors(self.final):
+            self._writer.close()
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            with naming_errors(self.final):
+                self._writer.write_table(table)
+
+    def commit(self) -> None:
+        """fsync the closed temp file and rename it to its final name."""
+        with naming_errors(self.final):
+            with self.tmp.open("rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(self.tmp, self.final)

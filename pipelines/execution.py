@@ -71,17 +71,24 @@ class RunSummary:
 
 @contextlib.contextmanager
 def open_run(config: PipelineConfig, out: str | Path, *, overwrite: bool = False) -> Iterator[RunPlan]:
-    """Lock OUT, check it belongs to this config, find complete shards and clean the partial ones."""
+    """Lock OUT, check it belongs to this config, find complete shards and clean the partial ones.
+
+    With shards to do, the placeholder card goes in before the first manifest, so `load_dataset(OUT)` refuses
+    OUT until `finalize_run` writes the real card.
+    """
     pipeline = build_pipeline(config)
     dataset = DatasetDir(Path(out))
     with dataset.lock():
         if overwrite:
             dataset.clear()
         dataset.check_owner(pipeline.config_hash)
+        dataset.remove_temp_files()
         records = dataset.complete_shards(config.shards)
         pending = [index for index in range(config.shards) if index not in records]
         for index in pending:
             dataset.remove_stale(index, config.shards)
+        if pending:
+            dataset.mark_incomplete()
         plan = RunPlan(out=dataset, config=config, pipeline=pipeline, records=records, pending=pending)
         plan.write_manifest()
         yield plan
@@ -118,10 +125,12 @@ def execute_shard(
 
 
 def finalize_run(plan: RunPlan) -> dict[str, Any]:
-    """Write the final manifest and, when every shard is complete, the dataset card."""
+    """Write the final manifest, then the dataset card when every shard is complete (else the placeholder)."""
     manifest = plan.write_manifest()
     if manifest["status"] == "complete":
         plan.out.write_card(render_card(manifest, plan.pipeline.domain))
+    else:
+        plan.out.mark_incomplete()
     return manifest
 
 
