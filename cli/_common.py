@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import typer
 import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from synth.core.errors import ConfigError, SynthError
 
@@ -23,13 +27,40 @@ R = TypeVar("R")
 
 
 def exit_with_error(message: str, code: int = 1) -> None:
-    """Print `error: message` on one line to stderr and exit with `code`."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print `error: message` on one line to stderr (the message taken literally) and exit with `code`."""
+    line = Text.assemble(("error:", "bold red"), " ", " ".join(message.splitlines()))
+    err_console.print(line, highlight=False, soft_wrap=True, emoji=False)
     raise typer.Exit(code)
 
 
+def describe_os_error(error: OSError) -> str:
+    """One line for an `OSError` of the system (full disk, permissions, ...): what happened, to which file."""
+    target = error.filename if error.filename is not None else "an unnamed file"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        what = "no space left" if error.errno == errno.ENOSPC else "disk quota exceeded"
+        device = _mount_point(Path(os.fsdecode(target))) if error.filename is not None else "the device"
+        return f"{what} on {device} while writing {target}; free some space there or use another --out"
+    reason = error.strerror or str(error) or type(error).__name__
+    hint = {
+        errno.EACCES: "; check its permissions or use another --out",
+        errno.EPERM: "; check its permissions or use another --out",
+        errno.EROFS: "; use a writable --out",
+    }.get(error.errno or 0, "")
+    return f"{target}: {reason[:1].lower()}{reason[1:]}{hint}"
+
+
+def _mount_point(path: Path) -> Path:
+    path = path.absolute()
+    while path != path.parent and not os.path.ismount(path):
+        path = path.parent
+    return path
+
+
 def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn `SynthError`s raised by a command into a one-line message and the error's exit code."""
+    """Turn `SynthError`s and system `OSError`s raised by a command into one line and an exit code.
+
+    A `SynthError` exits with its own code; an `OSError` (disk full, permission denied, ...) exits 1.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -37,6 +68,9 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except SynthError as error:
             exit_with_error(str(error), error.exit_code)
+            raise AssertionError("unreachable") from error
+        except OSError as error:
+            exit_with_error(describe_os_error(error), 1)
             raise AssertionError("unreachable") from error
 
     return wrapper
@@ -56,8 +90,20 @@ def apply_overrides(data: dict[str, Any], assignments: list[str] | None) -> dict
             if not isinstance(node, dict):
                 msg = f"--set {assignment!r}: `{part}` is not a mapping"
                 raise ConfigError(msg)
-        node[leaf] = yaml.safe_load(raw)
+        node[leaf] = _parse_value(assignment, raw)
     return data
+
+
+def _parse_value(assignment: str, raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw)
+    except (yaml.YAMLError, RecursionError) as error:
+        problem = getattr(error, "problem", None) or "nested too deeply"
+        msg = (
+            f"--set {assignment!r}: the value is not valid YAML ({problem}); write it as YAML, "
+            "e.g. --set 'generator.levels=[0.1, 0.2]', and quote text that holds `: `, `[` or `{`"
+        )
+        raise ConfigError(msg) from None
 
 
 def setup_logging(verbose: bool) -> None:
@@ -70,7 +116,8 @@ def setup_logging(verbose: bool) -> None:
 
 @contextmanager
 def shard_progress(total_shards: int, *, enabled: bool = True) -> Iterator[Progress | None]:
-    """A rich progress display with a shard bar (and room for a rows counter)."""
+    """A rich progress display with a shard bar (and room for a rows counter); the caller starts it, so a run
+    refused before its first shard prints only its error line."""
     if not enabled:
         yield None
         return
@@ -83,5 +130,7 @@ def shard_progress(total_shards: int, *, enabled: bool = True) -> Iterator[Progr
         console=err_console,
         transient=False,
     )
-    with progress:
+    try:
         yield progress
+    finally:
+        progress.stop()

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from synth.cli._common import cli_errors, console
@@ -75,13 +76,13 @@ def inspect_command(
         console.print_json(json.dumps(info, default=str))
         return
     console.print(
-        f"[bold]{info['out']}[/]  domain [cyan]{info['domain']}[/]  status {info['status']}  "
+        f"[bold]{escape(info['out'])}[/]  domain [cyan]{escape(info['domain'])}[/]  status {info['status']}  "
         f"shards {info['shards']['complete']}/{info['shards']['total']}  config {info['config_hash']}"
     )
     console.print(f"rows kept: [bold]{info['rows']:,}[/]   rows rejected: [bold]{info['rejected_rows']:,}[/]")
     schema = Table("column", "type", title="schema", title_justify="left")
     for field in info["schema"]:
-        schema.add_row(field["name"], field["type"])
+        schema.add_row(escape(field["name"]), escape(field["type"]))
     console.print(schema)
     if info["verdicts"]:
         verdicts = Table(
@@ -94,19 +95,19 @@ def inspect_command(
         )
         for name, counts in info["verdicts"].items():
             rate = "-" if counts["pass_rate"] is None else f"{100 * counts['pass_rate']:.2f} %"
-            verdicts.add_row(name, str(counts["passed"]), str(counts["total"]), rate)
+            verdicts.add_row(escape(name), str(counts["passed"]), str(counts["total"]), rate)
         console.print(verdicts)
     if info["rejected"]:
         reasons = Table("reason", "rows", title="rejection reasons", title_justify="left")
         for reason, count in info["rejected"].items():
-            reasons.add_row(reason, str(count))
+            reasons.add_row(escape(str(reason)), str(count))
         console.print(reasons)
     for path in info.get("plots", []):
         console.print(f"wrote {path}")
     for index, row in enumerate(info["sample"]):
         sample = Table("column", "value", title=f"sample row {index}", title_justify="left")
         for key, value in row.items():
-            sample.add_row(key, repr(value) if not isinstance(value, str) else value)
+            sample.add_row(escape(key), escape(repr(value) if not isinstance(value, str) else value))
         console.print(sample)
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
-from synth.cli._common import apply_overrides, cli_errors, console, shard_progress
+from synth.cli._common import apply_overrides, cli_errors, console, exit_with_error, shard_progress
 from synth.core.config import Engine, PipelineConfig, TaskRunner, parse_config, read_config_mapping
 
 OUT_HELP = "Output directory (default: `execution.out` of the config, else out/<domain>)."
@@ -32,7 +33,11 @@ def execute(
     show_progress: bool,
     as_json: bool,
 ) -> None:
-    """Run a validated config with the chosen engine and print the summary."""
+    """Run a validated config with the chosen engine and print the summary.
+
+    A run that keeps no row while it rejected some exits 1 with one line naming the main reason: the dataset
+    is still written and complete (it records the rejections), but holds nothing to use.
+    """
     target = out or Path(config.execution.out or f"out/{config.domain}")
     chosen = engine or config.execution.engine
     if chosen == "prefect":
@@ -54,19 +59,29 @@ def execute(
         "rejected": totals["rejected"],
         "verifiers": totals["verifiers"],
     }
+    nothing_kept = report["rows"] == 0 and report["rejected_rows"] > 0
     if as_json:
         console.print_json(json.dumps(report))
-        return
-    console.print(
-        f"[bold green]{report['status']}[/]: {report['rows']:,} rows kept, {report['rejected_rows']:,} rejected "
-        f"-> {report['out']} (shards run {len(summary.executed)}, resumed {len(summary.skipped)})"
-    )
-    for name, counts in report["verifiers"].items():
+    else:
+        style = "bold red" if nothing_kept else "bold green"
         console.print(
-            f"  verifier {name}: {100 * counts['pass_rate']:.2f} % passed ({counts['passed']}/{counts['total']})"
+            f"[{style}]{report['status']}[/]: {report['rows']:,} rows kept, {report['rejected_rows']:,} rejected "
+            f"-> {escape(report['out'])} (shards run {len(summary.executed)}, resumed {len(summary.skipped)})"
         )
-    for reason, count in list(report["rejected"].items())[:8]:
-        console.print(f"  rejected {reason}: {count}")
+        for name, counts in report["verifiers"].items():
+            console.print(
+                f"  verifier {escape(name)}: {100 * counts['pass_rate']:.2f} % passed "
+                f"({counts['passed']}/{counts['total']})"
+            )
+        for reason, count in list(report["rejected"].items())[:8]:
+            console.print(f"  rejected {escape(reason)}: {count}")
+    if nothing_kept:
+        reason, count = next(iter(report["rejected"].items()))
+        msg = (
+            f"no rows kept: all {report['rejected_rows']:,} items were rejected; most common reason `{reason}` "
+            f"({count:,}); see {summary.out / 'rejected'}/"
+        )
+        exit_with_error(msg, 1)
 
 
 def _run_local_with_progress(
@@ -80,6 +95,7 @@ def _run_local_with_progress(
         task = progress.add_task("shards", total=config.shards, rows=0)
 
         def on_start(plan: RunPlan) -> None:
+            progress.start()
             done = len(plan.records)
             progress.update(
                 task, completed=done, rows=sum(r["rows"] + r["rejected_rows"] for r in plan.records.values())

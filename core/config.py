@@ -68,8 +68,8 @@ class PipelineConfig(StrictModel):
     """A whole pipeline: which domain, its generator settings, verifiers, filters and run settings."""
 
     domain: str
-    seed: int = 0
-    shards: PositiveInt = 1
+    seed: int = Field(0, ge=-(2**63), lt=2**63, description="run seed (a 64-bit integer)")
+    shards: PositiveInt = Field(1, le=99_999, description="number of shards (fixed for the life of OUT)")
     generator: dict[str, Any] = Field(default_factory=dict)
     verifiers: list[str] | None = None
     filters: list[FilterSpec] = Field(default_factory=lambda: [VerdictFilterSpec()])
@@ -89,13 +89,19 @@ def format_validation_error(error: ValidationError, *, source: str, prefix: str 
     """Render the first pydantic error as `SOURCE: field `a.b`: message (got X)`."""
     first = error.errors()[0]
     location = ".".join(str(part) for part in (prefix, *first["loc"]) if part != "")
-    message = first["msg"]
+    message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         message = "unknown field"
     got = first.get("input")
-    shown = "" if first["type"] in {"extra_forbidden", "missing"} or isinstance(got, dict) else f" (got {got!r})"
+    shown = "" if first["type"] in {"extra_forbidden", "missing"} or isinstance(got, dict) else f" (got {_clip(got)})"
     extra = f" (+{error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{source}: field `{location}`: {message}{shown}{extra}"
+    where = f"field `{location}`: " if location else ""
+    return f"{source}: {where}{message}{shown}{extra}"
+
+
+def _clip(value: Any, limit: int = 80) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def parse_config(data: Any, *, source: str = "<config>", prefix: str = "") -> PipelineConfig:
@@ -132,20 +138,44 @@ def _join(prefix: str, name: str) -> str:
 def read_config_mapping(path: str | Path) -> dict[str, Any]:
     """Read a YAML config file into a mapping, with one-line errors naming the file."""
     path = Path(path)
+    if path.is_dir():
+        msg = f"{path}: is a directory, not a config file; pass the YAML file itself"
+        raise ConfigError(msg)
     if not path.is_file():
         msg = f"{path}: config file not found"
         raise ConfigError(msg)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" line {mark.line + 1}:" if mark is not None else ""
-        msg = f"{path}:{where} invalid YAML: {getattr(error, 'problem', None) or error}"
-        raise ConfigError(msg.replace("\n", " ")) from None
+        raw = path.read_bytes()
+    except OSError as error:
+        msg = f"{path}: cannot read the config file ({error.strerror or error})"
+        raise ConfigError(msg) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        msg = (
+            f"{path}: not a UTF-8 text file (byte 0x{raw[error.start]:02x} at offset {error.start}); "
+            "a config is YAML text"
+        )
+        raise ConfigError(msg) from None
+    data = parse_yaml(text, source=str(path))
     if not isinstance(data, dict):
         msg = f"{path}: expected a mapping at the top level, got {type(data).__name__}"
         raise ConfigError(msg)
     return data
+
+
+def parse_yaml(text: str, *, source: str) -> Any:
+    """Parse YAML text; a syntax error is a one-line `ConfigError` naming `source` and the line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" line {mark.line + 1}:" if mark is not None else ""
+        msg = f"{source}:{where} invalid YAML: {getattr(error, 'problem', None) or error}"
+        raise ConfigError(" ".join(msg.split())) from None
+    except RecursionError:
+        msg = f"{source}: invalid YAML: nested too deeply"
+        raise ConfigError(msg) from None
 
 
 def load_config(path: str | Path) -> PipelineConfig:

@@ -6,8 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from synth.core.dataset import open_dataset
+from synth.core.dataset import SynthDataset, open_dataset
+from synth.core.errors import InputError
+from synth.core.manifest import MANIFEST_FORMAT
 from synth.core.records import FILTER_REASON_FIELD, PROVENANCE_FIELD
 
 
@@ -37,9 +41,34 @@ def _sample_rows(files: list[Path], limit: int, width: int) -> list[dict[str, An
     return clipped
 
 
+def _check_readable(root: Path, files: list[Path]) -> None:
+    """Read each file's Parquet footer; a missing or truncated shard is a one-line `InputError` naming it."""
+    for path in files:
+        try:
+            pq.read_metadata(path)
+        except (OSError, pa.ArrowException) as error:
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            msg = f"{path}: unreadable Parquet shard ({first}); `synth verify {root}` checks every shard"
+            raise InputError(msg) from None
+
+
 def describe_dataset(out: str | Path, *, sample_rows: int = 3, width: int = 60) -> dict[str, Any]:
     """Everything `synth inspect` shows, as JSON-ready values, computed from the Parquet files."""
     dataset = open_dataset(out, require_complete=False)
+    manifest = dataset.manifest
+    if manifest.get("format") != MANIFEST_FORMAT:
+        msg = f"{dataset.root}: holds a {manifest.get('format')} manifest, not a dataset's; inspect a dataset directory"
+        raise InputError(msg)
+    _check_readable(dataset.root, dataset.files("kept") + dataset.files("rejected"))
+    try:
+        return _describe(dataset, sample_rows=sample_rows, width=width)
+    except pl.exceptions.PolarsError as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        msg = f"{dataset.root}: unreadable Parquet data ({first}); `synth verify {dataset.root}` checks every shard"
+        raise InputError(msg) from None
+
+
+def _describe(dataset: SynthDataset, *, sample_rows: int, width: int) -> dict[str, Any]:
     manifest = dataset.manifest
     data_files, rejected_files = dataset.files("kept"), dataset.files("rejected")
     schema = dataset.schema() if data_files else None
