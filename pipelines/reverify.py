@@ -1,4 +1,4 @@
-"""Re-run a dataset's verifiers on its stored rows and report where the stored verdicts disagree."""
+"""Re-check a dataset: shard checksums (kept and rejected), stray files, and every stored verdict recomputed."""
 
 from __future__ import annotations
 
@@ -6,12 +6,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from synth.core.config import parse_config
-from synth.core.dataset import open_dataset
+from synth.core.dataset import SynthDataset, open_dataset
+from synth.core.errors import InputError
+from synth.core.manifest import MANIFEST_FORMAT
 from synth.core.records import ID_FIELD, score_column, verdict_column
-from synth.core.sink import sha256_file
+from synth.core.sink import DATA_DIR, REJECTED_DIR, sha256_file, shard_file_name
+from synth.core.steps import Verifier
 from synth.pipelines.runner import build_pipeline
 
 
@@ -21,49 +25,114 @@ def _same_score(stored: float | None, fresh: float | None) -> bool:
     return abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh))
 
 
+def _intact(dataset: SynthDataset, shard: dict[str, Any], key: str) -> str | None:
+    """The integrity problem of one of a complete shard's files (`key` is "" or "rejected_"), or None."""
+    relative = shard[f"{key}path"]
+    path = dataset.root / relative
+    if not path.is_file():
+        return f"{relative}: missing (shard {shard['index']} is complete in the manifest)"
+    if sha256_file(path) != shard[f"{key}sha256"]:
+        return f"{relative}: sha256 differs from the manifest (shard {shard['index']})"
+    return None
+
+
+def _stray_files(dataset: SynthDataset) -> list[str]:
+    """Visible files in data/ and rejected/ that the manifest does not list (`load_dataset` would read them)."""
+    num_shards = dataset.manifest["num_shards"]
+    pending = {shard_file_name(s["index"], num_shards) for s in dataset.manifest["shards"] if s["status"] != "complete"}
+    listed = {
+        s[key] for s in dataset.manifest["shards"] if s["status"] == "complete" for key in ("path", "rejected_path")
+    }
+    problems = []
+    for folder in (DATA_DIR, REJECTED_DIR):
+        directory = dataset.root / folder
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.rglob("*")):
+            relative = path.relative_to(dataset.root).as_posix()
+            hidden = any(part.startswith(".") for part in path.relative_to(directory).parts)
+            if path.is_file() and not hidden and relative not in listed and path.name not in pending:
+                problems.append(f"{relative}: not listed in the manifest (load_dataset would read it); remove it")
+    return problems
+
+
+def _compare_verdicts(
+    verifier: Verifier, table: pa.Table, shard_path: str, examples: list[dict[str, Any]], max_examples: int
+) -> tuple[int, int]:
+    """Recompute `verifier` on `table`; return (rows checked, rows mismatched) and add up to `max_examples`."""
+    fresh = verifier.verify(table)
+    stored = table.column(verdict_column(verifier.name)).to_pylist()
+    ids = table.column(ID_FIELD).to_pylist()
+    mismatched = 0
+    for row, (row_id, old, new) in enumerate(zip(ids, stored, fresh, strict=True)):
+        same = (
+            old is not None
+            and old["passed"] == new.passed
+            and tuple(old["reasons"]) == new.reasons
+            and all(_same_score(old["scores"].get(k), new.scores.get(k)) for k in verifier.scores)
+        )
+        if not same:
+            mismatched += 1
+            if len(examples) < max_examples:
+                examples.append(
+                    {
+                        "shard": shard_path,
+                        "row": row,
+                        "id": row_id,
+                        "verifier": verifier.name,
+                        "stored": old,
+                        "fresh": new.to_dict(),
+                    }
+                )
+    return len(ids), mismatched
+
+
 def reverify_dataset(out: str | Path, *, max_examples: int = 5) -> dict[str, Any]:
-    """Check shard checksums against the manifest and recompute every verdict of every kept row."""
+    """Check every complete shard's files against the manifest, look for unlisted files, and recompute every
+    verdict of every kept row.
+
+    `ok` is True only for a complete dataset with no integrity error and no mismatch; `complete` says whether
+    every shard is done (an incomplete dataset is checked as far as it goes).
+    """
     dataset = open_dataset(out, require_complete=False)
     manifest = dataset.manifest
+    if manifest.get("format") != MANIFEST_FORMAT:
+        msg = f"{dataset.root}: holds a {manifest.get('format')} manifest, not a dataset's; verify a dataset directory"
+        raise InputError(msg)
     pipeline = build_pipeline(parse_config(manifest["config"], source=str(dataset.root / "manifest.json")))
     integrity: list[str] = []
     checked: Counter[str] = Counter()
     mismatched: Counter[str] = Counter()
     examples: list[dict[str, Any]] = []
-    for shard in manifest["shards"]:
-        if shard["status"] != "complete":
-            integrity.append(f"shard {shard['index']}: not complete")
+    done = [shard for shard in manifest["shards"] if shard["status"] == "complete"]
+    for shard in done:
+        problems = [p for p in (_intact(dataset, shard, ""), _intact(dataset, shard, "rejected_")) if p]
+        integrity += problems
+        if any(p.startswith(f"{shard['path']}:") for p in problems):
             continue
-        path = dataset.root / shard["path"]
-        if not path.is_file() or sha256_file(path) != shard["sha256"]:
-            integrity.append(f"{shard['path']}: missing or sha256 differs from the manifest")
-            continue
-        table = pq.read_table(path)
+        table = pq.read_table(dataset.root / shard["path"])
         for verifier in pipeline.verifiers:
-            fresh = verifier.verify(table)
-            stored = table.column(verdict_column(verifier.name)).to_pylist()
-            ids = table.column(ID_FIELD).to_pylist()
-            for row_id, old, new in zip(ids, stored, fresh, strict=True):
-                checked[verifier.name] += 1
-                same = (
-                    old is not None
-                    and old["passed"] == new.passed
-                    and tuple(old["reasons"]) == new.reasons
-                    and all(_same_score(old["scores"].get(k), new.scores.get(k)) for k in verifier.scores)
+            missing = [
+                column
+                for column in (
+                    verdict_column(verifier.name),
+                    *(score_column(verifier.name, s) for s in verifier.scores),
                 )
-                if not same:
-                    mismatched[verifier.name] += 1
-                    if len(examples) < max_examples:
-                        examples.append(
-                            {"id": row_id, "verifier": verifier.name, "stored": old, "fresh": new.to_dict()}
-                        )
-            for score in verifier.scores:
-                column = score_column(verifier.name, score)
-                if column not in table.column_names:
-                    integrity.append(f"{shard['path']}: score column `{column}` missing")
+                if column not in table.column_names
+            ]
+            if missing:
+                integrity.append(f"{shard['path']}: column `{missing[0]}` missing")
+                continue
+            rows, bad = _compare_verdicts(verifier, table, shard["path"], examples, max_examples)
+            checked[verifier.name] += rows
+            mismatched[verifier.name] += bad
+    integrity += _stray_files(dataset)
+    complete = len(done) == manifest["num_shards"]
     return {
         "out": str(dataset.root),
-        "ok": not integrity and not mismatched,
+        "ok": complete and not integrity and not any(mismatched.values()),
+        "complete": complete,
+        "shards": {"complete": len(done), "total": manifest["num_shards"]},
         "integrity_errors": integrity,
         "verifiers": {name: {"checked": checked[name], "mismatched": mismatched[name]} for name in sorted(checked)},
         "examples": examples,
