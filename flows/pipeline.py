@@ -54,8 +54,18 @@ def synth_pipeline_flow(config_payload: dict[str, Any], out: str, overwrite: boo
     return {"manifest": manifest, "executed": plan.pending}
 
 
-def make_task_runner(name: TaskRunnerName, workers: int | None, *, dask_address: str | None = None) -> TaskRunner:
-    """A Prefect task runner by name: threads (default), processes, or dask (prefect-dask, `synth[dist]`)."""
+def make_task_runner(
+    name: TaskRunnerName,
+    workers: int | None,
+    *,
+    dask_address: str | None = None,
+    dashboard_address: str | None = None,
+) -> TaskRunner:
+    """A Prefect task runner by name: threads (default), processes, or dask (prefect-dask, `synth[dist]`).
+
+    A local Dask cluster listens on 127.0.0.1 only and has no dashboard unless `dashboard_address` asks for one
+    (e.g. `127.0.0.1:8787`; Dask's own default would serve it on every interface).
+    """
     if name == "dask":
         try:
             from prefect_dask import DaskTaskRunner
@@ -64,7 +74,13 @@ def make_task_runner(name: TaskRunnerName, workers: int | None, *, dask_address:
             raise MissingDependencyError(msg) from None
         if dask_address:
             return DaskTaskRunner(address=dask_address)
-        cluster = {"n_workers": workers or os.cpu_count() or 1, "threads_per_worker": 1, "processes": True}
+        cluster = {
+            "n_workers": workers or os.cpu_count() or 1,
+            "threads_per_worker": 1,
+            "processes": True,
+            "host": "127.0.0.1",
+            "dashboard_address": dashboard_address,
+        }
         return DaskTaskRunner(cluster_kwargs=cluster)
     if name == "processes":
         return ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
