@@ -2,10 +2,11 @@
 
 A synth dataset is a directory with `manifest.json`, `data/` and `rejected/` Parquet shards and a `README.md`
 card. Readers take the shards the manifest lists (in shard order), never a glob, so a stray Parquet file is not
-read as data. `read_*` is eager, `scan_*` lazy (polars naming).
+read as data. `read_*` is eager, `scan` lazy (polars naming).
 
-    >>> ds = open_dataset("out/papyrus")                                     # doctest: +SKIP
-    >>> ds.read(columns=["doc_id", "cer"]).height                            # doctest: +SKIP
+    >>> ds = open_dataset("out/papyrus", domain="papyrus")                   # doctest: +SKIP
+    >>> ds.scan(columns=["doc_id", "cer_target"]).collect().height           # doctest: +SKIP
+    >>> read_rows("out/papyrus", columns=["doc_id"]).height                  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -99,17 +100,6 @@ class SynthDataset:
         chosen = self._columns(part, columns, optional, needs)
         return pl.scan_parquet(self.files(part)).select(chosen)
 
-    def read(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        optional: Sequence[str] | None = (),
-        part: Part = "kept",
-        needs: str = "this command",
-    ) -> pl.DataFrame:
-        """`scan(...)` collected."""
-        return self.scan(columns=columns, optional=optional, part=part, needs=needs).collect()
-
     def read_table(
         self,
         *,
@@ -122,18 +112,6 @@ class SynthDataset:
         chosen = self._columns(part, columns, optional, needs)
         tables = [_read_table(path, chosen) for path in self.files(part)]
         return pa.concat_tables(tables) if tables else self.schema(part).empty_table().select(chosen)
-
-    def read_records(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        optional: Sequence[str] | None = (),
-        part: Part = "kept",
-        needs: str = "this command",
-    ) -> list[dict[str, Any]]:
-        """`part`'s rows as Python dicts (Arrow's own conversion), in shard order."""
-        return self.read_table(columns=columns, optional=optional, part=part, needs=needs).to_pylist()
-
 
 def open_dataset(
     path: str | Path,
@@ -180,23 +158,9 @@ def read_rows(
     part: Part = "kept",
     needs: str = "this command",
 ) -> pl.DataFrame:
-    """The rows of a complete dataset as a polars DataFrame (see `SynthDataset.read`)."""
+    """The rows of a complete dataset as a polars DataFrame (see `SynthDataset.scan`)."""
     dataset = open_dataset(path, domain=domain, needs=needs)
-    return dataset.read(columns=columns, optional=optional, part=part, needs=needs)
-
-
-def scan_rows(
-    path: str | Path,
-    *,
-    columns: Sequence[str] | None = None,
-    optional: Sequence[str] | None = (),
-    domain: str | Sequence[str] | None = None,
-    part: Part = "kept",
-    needs: str = "this command",
-) -> pl.LazyFrame:
-    """The rows of a complete dataset as a polars LazyFrame (see `SynthDataset.scan`)."""
-    dataset = open_dataset(path, domain=domain, needs=needs)
-    return dataset.scan(columns=columns, optional=optional, part=part, needs=needs)
+    return dataset.scan(columns=columns, optional=optional, part=part, needs=needs).collect()
 
 
 def read_records(
@@ -208,9 +172,9 @@ def read_records(
     part: Part = "kept",
     needs: str = "this command",
 ) -> list[dict[str, Any]]:
-    """The rows of a complete dataset as Python dicts (see `SynthDataset.read_records`)."""
+    """The rows of a complete dataset as Python dicts (Arrow's own conversion, shard order)."""
     dataset = open_dataset(path, domain=domain, needs=needs)
-    return dataset.read_records(columns=columns, optional=optional, part=part, needs=needs)
+    return dataset.read_table(columns=columns, optional=optional, part=part, needs=needs).to_pylist()
 
 
 def _read_schema(path: Path) -> pa.Schema:
