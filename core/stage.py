@@ -11,7 +11,7 @@ A stage kind (`train`, `export`, later `curate`, `grpo`) implements one `StageKi
   renames to `OUT/<stage>/` only when `run` returns) and returns a JSON-ready summary (metrics, counts).
 
 The engine writes `OUT/<stage>/manifest.json` (kind, fingerprint, inputs by path + manifest sha256 + rows,
-output files with sha256, the summary) and, for `train`, a model card naming the dataset it was trained on.
+output files with sha256, the summary); a `train` kind writes its model card (trainers/model_card.py) itself.
 Stages that write a synth dataset (`generate`, `curate`) resume shard by shard; the others redo the stage
 when it was interrupted.
 """

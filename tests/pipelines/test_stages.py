@@ -152,3 +152,18 @@ def test_an_external_complete_dataset_is_an_input_fingerprinted_by_its_manifest(
     assert summary.executed == ["total"]
     manifest = json.loads((tmp_path / "out" / "total" / "manifest.json").read_text())
     assert manifest["inputs"][0]["manifest_sha256"] == sha256_file(external / "manifest.json")
+
+
+def test_every_shipped_config_validates():
+    from synth.core.config import read_config_mapping
+    from synth.pipelines.stages import is_stages_config
+
+    configs = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
+    multi = []
+    for path in configs:
+        data = read_config_mapping(path)
+        if is_stages_config(data):
+            multi.append(parse_stages(data, source=str(path)))
+        else:
+            parse_config(data, source=str(path))
+    assert len(configs) >= 9 and len(multi) >= 3 and all(len(plan.stages) >= 3 for plan in multi)
