@@ -133,4 +133,5 @@ def shard_progress(total_shards: int, *, enabled: bool = True) -> Iterator[Progr
     try:
         yield progress
     finally:
-        progress.stop()
+        if progress.live.is_started:
+            progress.stop()

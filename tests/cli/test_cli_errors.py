@@ -26,7 +26,7 @@ def one_error_line(result, code):
     """The single stderr line of a failed command, after checking the exit code and that nothing escaped."""
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == code, (result.exit_code, result.output)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     return lines[0].removeprefix("error: ")
 
