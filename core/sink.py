@@ -181,8 +181,10 @@ class DatasetDir:
         if self.root.exists() and not self.root.is_dir():
             msg = f"{self.root}: is a file, not a directory; use another --out"
             raise OutputDirError(msg)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        handle = (self.state_dir / "lock").open("a+")
+        path = self.state_dir / "lock"
+        with naming_errors(path):
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            handle = path.open("a+")
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -194,13 +196,15 @@ class DatasetDir:
                     "wait for it or use another --out"
                 )
                 raise OutputDirError(msg) from None
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
+            with naming_errors(path):
+                handle.seek(0)
+                handle.truncate()
+                handle.write(str(os.getpid()))
+                handle.flush()
             yield
         finally:
-            handle.close()
+            with naming_errors(path):
+                handle.close()
 
     def read_manifest(self) -> dict[str, Any] | None:
         """The manifest, or None when OUT has none; a damaged one is a one-line `InputError`."""
@@ -279,6 +283,21 @@ class DatasetDir:
     def write_card(self, text: str) -> None:
         """Write README.md (the dataset card) to a temp name, fsync it, then rename it into place."""
         write_text_atomic(self.card_path, text)
+
+    def prepare(self, config_hash: str, num_shards: int, *, overwrite: bool = False) -> dict[int, dict[str, Any]]:
+        """Under the lock: clear (with `overwrite`), refuse another config's OUT, drop temp files and partial
+        shards, put the placeholder card in when shards remain, and return the complete shards' records."""
+        if overwrite:
+            self.clear()
+        self.check_owner(config_hash)
+        self.remove_temp_files()
+        records = self.complete_shards(num_shards)
+        pending = [index for index in range(num_shards) if index not in records]
+        for index in pending:
+            self.remove_stale(index, num_shards)
+        if pending:
+            self.mark_incomplete()
+        return records
 
     def shard_paths(self, index: int, num_shards: int) -> tuple[Path, Path]:
         name = shard_file_name(index, num_shards)
