@@ -81,12 +81,7 @@ class DatasetWriter:
     def __enter__(self) -> DatasetWriter:
         self.out.root.mkdir(parents=True, exist_ok=True)
         self._stack.enter_context(self.out.lock())
-        if self.overwrite:
-            self.out.clear()
-        self.out.check_owner(self.config_hash)
-        self.records = self.out.complete_shards(self.num_shards)
-        for index in self.pending:
-            self.out.remove_stale(index, self.num_shards)
+        self.records = self.out.prepare(self.config_hash, self.num_shards, overwrite=self.overwrite)
         self.write_manifest()
         return self
 

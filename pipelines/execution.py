@@ -79,16 +79,8 @@ def open_run(config: PipelineConfig, out: str | Path, *, overwrite: bool = False
     pipeline = build_pipeline(config)
     dataset = DatasetDir(Path(out))
     with dataset.lock():
-        if overwrite:
-            dataset.clear()
-        dataset.check_owner(pipeline.config_hash)
-        dataset.remove_temp_files()
-        records = dataset.complete_shards(config.shards)
+        records = dataset.prepare(pipeline.config_hash, config.shards, overwrite=overwrite)
         pending = [index for index in range(config.shards) if index not in records]
-        for index in pending:
-            dataset.remove_stale(index, config.shards)
-        if pending:
-            dataset.mark_incomplete()
         plan = RunPlan(out=dataset, config=config, pipeline=pipeline, records=records, pending=pending)
         plan.write_manifest()
         yield plan
