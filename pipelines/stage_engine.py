@@ -23,7 +23,7 @@ from typing import Any
 
 from synth.core.errors import OutputDirError
 from synth.core.manifest import utc_now
-from synth.core.sink import DatasetDir, sha256_file, write_json_atomic
+from synth.core.sink import DatasetDir, is_temp_name, sha256_file, write_json_atomic
 from synth.core.stage import StageContext, StageInput
 from synth.pipelines.stages import GENERATE, Stage, StagePlan, stage_input, stage_kinds
 
@@ -78,7 +78,7 @@ def open_pipeline(plan: StagePlan, out: str | Path) -> Iterator[Path]:
     root = Path(out)
     state = DatasetDir(root)
     if root.exists() and not (root / PIPELINE_FILE).exists():
-        foreign = sorted(p.name for p in root.iterdir() if p.name != ".synth")
+        foreign = sorted(p.name for p in root.iterdir() if p.name != ".synth" and not is_temp_name(p.name))
         if foreign:
             msg = f"{root}: not empty and not a synth pipeline (found {foreign[0]!r}); use a new --out"
             raise OutputDirError(msg)

@@ -10,7 +10,7 @@ from stage_helpers import SumStage, three_stages
 
 from synth.core.config import parse_config
 from synth.core.dataset import read_rows
-from synth.core.errors import ConfigError
+from synth.core.errors import ConfigError, OutputDirError
 from synth.core.sink import sha256_file
 from synth.pipelines.execution import run_local
 from synth.pipelines.stage_engine import PIPELINE_FILE, run_stages_local
@@ -167,3 +167,14 @@ def test_every_shipped_config_validates():
         else:
             parse_config(data, source=str(path))
     assert len(configs) >= 9 and len(multi) >= 3 and all(len(plan.stages) >= 3 for plan in multi)
+
+
+def test_a_killed_first_pipeline_file_write_leaves_an_out_that_reruns(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".pipeline.json.tmp-4242").write_text('{"form')
+    assert run_stages_local(parse_stages(three_stages()), out).executed == ["evens", "more", "total"]
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("mine")
+    with pytest.raises(OutputDirError, match="not a synth pipeline"):
+        run_stages_local(parse_stages(three_stages()), tmp_path / "foreign")
