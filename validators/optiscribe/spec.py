@@ -174,7 +174,7 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
 
 def family_spec(family: str) -> FamilySpec:
     """The spec of `family`, or raise listing the known families."""
-    if family not in FAMILY_SPECS:
+    if not isinstance(family, str) or family not in FAMILY_SPECS:
         msg = f"unknown family {family!r}; choose from {list(FAMILIES)}"
         raise SpecError(msg, code="unknown_family")
     return FAMILY_SPECS[family]  # type: ignore[index]
@@ -197,7 +197,7 @@ def estimated_variables(family: str, sizes: Mapping[str, int], density: float | 
 
 
 def _check_sizes(family: FamilySpec, sizes: Mapping[str, int]) -> dict[str, int]:
-    unknown = sorted(set(sizes) - set(family.sizes))
+    unknown = [name for name in sizes if name not in family.sizes]
     if unknown:
         msg = f"{family.name}: size `{unknown[0]}` does not apply; sizes are {list(family.sizes)}"
         raise SpecError(msg, code="unknown_size")
@@ -217,6 +217,9 @@ def _check_sizes(family: FamilySpec, sizes: Mapping[str, int]) -> dict[str, int]
 def _check_density(family: FamilySpec, density: float | None) -> None:
     if density is None:
         return
+    if isinstance(density, bool) or not isinstance(density, int | float):
+        msg = f"{family.name}: `density` must be a number, got {density!r}"
+        raise SpecError(msg, code="invalid_density")
     if family.density is None and family.name != "independent_set":
         msg = f"{family.name}: `density` does not apply to this family"
         raise SpecError(msg, code="invalid_density")

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -114,3 +115,41 @@ def test_the_cli_refuses_an_unreadable_curriculum_in_one_line(tmp_path: Path, te
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     assert not out.exists()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**7) | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+VALID_SPEC = {"family": "max_cut", "sizes": {"nodes": 20}, "density": 0.3, "difficulty": "hard", "knobs": {}}
+
+
+@st.composite
+def spec_answers(draw: st.DrawFn) -> str:
+    """A spec JSON answer with one field (or one size / knob) replaced by random JSON, or random text."""
+    if draw(st.booleans()):
+        return draw(st.text(max_size=60))
+    data = json.loads(json.dumps(VALID_SPEC))
+    field = draw(st.sampled_from([*data, "sizes.nodes", "knobs.weight_low", "extra"]))
+    head, _, tail = field.partition(".")
+    if tail:
+        data[head][tail] = draw(JSON_VALUES)
+    else:
+        data[head] = draw(JSON_VALUES)
+    return json.dumps(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(answer=spec_answers())
+def test_any_challenger_answer_is_a_spec_or_a_coded_refusal(answer: str) -> None:
+    pytest.importorskip("pyscipopt")  # LP answers are read by SCIP
+    from synth.generators.optiscribe.llm import read_challenger_answer
+    from synth.validators.optiscribe.spec import InstanceSpec
+
+    refused = read_challenger_answer(answer, instruction="a max-cut problem with 20 nodes, density 0.3, hard")
+    if refused.reason is None:
+        assert isinstance(refused.spec, InstanceSpec) or refused.model_text == answer
+    else:
+        assert REASON_CODE.fullmatch(refused.code or ""), refused
+        assert "\n" not in refused.reason
