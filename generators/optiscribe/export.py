@@ -26,7 +26,7 @@ def export_instances(
     written = 0
     for row in frame.iter_rows(named=True):
         for fmt in formats:
-            text = convert_model_text(row["model_text"], source=row["model_format"], target=fmt)
+            text = convert_model_text(row["model_text"], source=row["model_format"], target=fmt, name=row["id"])
             (directory / f"{row['id']}.{fmt}").write_text(text, encoding="utf-8")
             written += 1
     return {"out": str(out), "target": str(directory), "instances": frame.height, "files": written}

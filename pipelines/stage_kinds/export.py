@@ -11,7 +11,6 @@ written and rows skipped by reason; `path` is where the files are, relative to t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -25,7 +24,6 @@ from synth.pipelines.stage_kinds.inputs import DATASET_KINDS, describe, require_
 from synth.pipelines.stage_kinds.tagged import parse_tagged
 
 READER = "an export stage"
-PROBLEM_NAME = re.compile(r"^[\\*]\s+Problem name\s*:\s*(\S+)", re.MULTILINE)
 
 
 class ExportSettings(StrictModel):
@@ -74,28 +72,15 @@ class MilpExport(ExportSettings):
 
     def write(self, dataset: Path, work: Path) -> dict[str, Any]:
         from synth.core.dataset import read_rows
+        from synth.validators.optiscribe.reading import convert_model_text
 
         frame = read_rows(
             dataset, domain="optiscribe", columns=("id", "model_text", "model_format"), needs="MILP export"
         )
         for row in frame.iter_rows(named=True):
-            text = converted_model_text(
-                row["model_text"], source=row["model_format"], target=self.format, name=row["id"]
-            )
+            text = convert_model_text(row["model_text"], source=row["model_format"], target=self.format, name=row["id"])
             (work / f"{row['id']}.{self.format}").write_text(text, encoding="utf-8")
         return _report(self.format, ".", rows=frame.height, written=frame.height, skipped={})
-
-
-def converted_model_text(text: str, *, source: str, target: str, name: str) -> str:
-    """`text` in `target` format; a conversion names the problem as the source's SCIP header does, else `name`."""
-    if source == target:
-        return text
-    from synth.validators.optiscribe.reading import read_model_text, write_model_text
-
-    model = read_model_text(text, fmt=source)  # type: ignore[arg-type]
-    header = PROBLEM_NAME.search(text)
-    model.setProbName(header.group(1) if header else name)
-    return write_model_text(model, fmt=target)  # type: ignore[arg-type]
 
 
 class ToolForgeExport(ExportSettings):

@@ -90,6 +90,18 @@ def write_model_text(model: Model, *, fmt: ModelFormat = "lp") -> str:
         os.remove(path)
 
 
-def convert_model_text(text: str, *, source: ModelFormat, target: ModelFormat) -> str:
-    """Re-write model text from one format to the other through SCIP's readers and writers."""
-    return text if source == target else write_model_text(read_model_text(text, fmt=source), fmt=target)
+PROBLEM_NAME = re.compile(r"^[\\*]\s+Problem name\s*:\s*(\S+)", re.MULTILINE)
+
+
+def convert_model_text(text: str, *, source: ModelFormat, target: ModelFormat, name: str = "model") -> str:
+    """Re-write model text from one format to the other through SCIP's readers and writers.
+
+    The converted model keeps the problem name in the source's SCIP header (else `name`): SCIP would name it
+    after the temporary file it read, so the same text would convert to different bytes each time.
+    """
+    if source == target:
+        return text
+    model = read_model_text(text, fmt=source)
+    header = PROBLEM_NAME.search(text)
+    model.setProbName(header.group(1) if header else name)
+    return write_model_text(model, fmt=target)

@@ -69,3 +69,12 @@ def test_lp_and_its_mps_conversion_describe_the_same_problem(max_cut_text):
         solve_model_text(mps, fmt="mps", settings=settings).primal_bound
         == solve_model_text(max_cut_text, settings=settings).primal_bound
     )
+
+
+def test_a_conversion_gives_the_same_bytes_every_time_and_keeps_the_problem_name(max_cut_text):
+    first = convert_model_text(max_cut_text, source="lp", target="mps", name="row-1")
+    assert convert_model_text(max_cut_text, source="lp", target="mps", name="row-1") == first
+    assert "NAME          row-1\n" in first and "tmp" not in first
+    back = convert_model_text(first, source="mps", target="lp", name="other")
+    assert convert_model_text(first, source="mps", target="lp", name="other") == back
+    assert "Problem name     : row-1" in back  # the source's header wins over `name`
