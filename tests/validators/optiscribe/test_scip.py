@@ -74,7 +74,12 @@ def test_lp_and_its_mps_conversion_describe_the_same_problem(max_cut_text):
 def test_a_conversion_gives_the_same_bytes_every_time_and_keeps_the_problem_name(max_cut_text):
     first = convert_model_text(max_cut_text, source="lp", target="mps", name="row-1")
     assert convert_model_text(max_cut_text, source="lp", target="mps", name="row-1") == first
-    assert "NAME          row-1\n" in first and "tmp" not in first
+    assert "NAME          max_cut\n" in first and "tmp" not in first  # named as in the source header
     back = convert_model_text(first, source="mps", target="lp", name="other")
     assert convert_model_text(first, source="mps", target="lp", name="other") == back
-    assert "Problem name     : row-1" in back  # the source's header wins over `name`
+    assert "Problem name     : max_cut" in back
+
+
+def test_a_source_without_a_header_is_named_by_the_caller():
+    text = "Maximize\n obj: x + y\nSubject To\n c1: x + y <= 1\nBinaries\n x y\nEnd\n"
+    assert "NAME          row-1\n" in convert_model_text(text, source="lp", target="mps", name="row-1")
