@@ -109,7 +109,8 @@ def test_malformed_xml_goes_to_rejected_and_the_run_goes_on(tmp_path):
     assert result.exit_code == 0, result.output
     rejected = pq.read_table(out / "rejected").to_pylist()
     bad = [row for row in rejected if row["path"] == "DCLP/99/98001.xml"]
-    assert len(bad) == 1 and bad[0]["filter_reason"].startswith("epidoc:")
+    assert len(bad) == 1 and bad[0]["filter_reason"] == "invalid_xml"
+    assert bad[0]["filter_detail"] and "\n" not in bad[0]["filter_detail"]
     assert pq.read_metadata(out / "data" / "train-00000-of-00001.parquet").num_rows > 0
 
 

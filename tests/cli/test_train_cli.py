@@ -44,7 +44,9 @@ def test_fit_then_eval_reports_identical_metrics(dataset, tmp_path):
     assert fit.exit_code == 0, fit.output
     fitted = json.loads(fit.stdout)
     assert fitted["measurable"] and [e["cer"] for e in fitted["results"]] == [0.0, 0.05, 0.2]
-    assert {"model.json", "training.json", "metrics.json", "pipeline.joblib"} <= {p.name for p in model_dir.iterdir()}
+    saved = {p.name for p in model_dir.iterdir()}
+    assert {"model.json", "training.json", "metrics.json", "tfidf_vocabulary.json", "tfidf_coef.npy"} <= saved
+    assert not any(name.endswith((".joblib", ".pkl", ".pickle")) for name in saved)
     assert json.loads((model_dir / "metrics.json").read_text()) == fitted
 
     again = invoke("train", "papyrus", "eval", model_dir, dataset, "--json")
