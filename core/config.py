@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
-from synth.core.errors import ConfigError
+from synth.core.errors import ConfigError, read_text_file
 from synth.core.records import canonical_json
 
 Engine = Literal["local", "prefect"]
@@ -144,19 +144,7 @@ def read_config_mapping(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         msg = f"{path}: config file not found"
         raise ConfigError(msg)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        msg = f"{path}: cannot read the config file ({error.strerror or error})"
-        raise ConfigError(msg) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        msg = (
-            f"{path}: not a UTF-8 text file (byte 0x{raw[error.start]:02x} at offset {error.start}); "
-            "a config is YAML text"
-        )
-        raise ConfigError(msg) from None
+    text = read_text_file(path, hint="a config is YAML text", error=ConfigError)
     data = parse_yaml(text, source=str(path))
     if not isinstance(data, dict):
         msg = f"{path}: expected a mapping at the top level, got {type(data).__name__}"

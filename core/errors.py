@@ -44,3 +44,19 @@ def read_json_file(path: Path) -> Any:
     except json.JSONDecodeError as error:
         msg = f"{path}: not valid JSON ({error.msg} at line {error.lineno})"
         raise InputError(msg) from None
+
+
+def read_text_file(path: Path, *, hint: str, error: type[SynthError] = InputError) -> str:
+    """A UTF-8 text file's contents; an unreadable or binary file is one `error` line naming the file, the line
+    and byte where decoding failed, and `hint` (what the file should be)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as caught:
+        msg = f"{path}: cannot read ({caught.strerror or caught})"
+        raise error(msg) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as caught:
+        line = raw.count(b"\n", 0, caught.start) + 1
+        msg = f"{path}:{line}: not UTF-8 text (byte 0x{raw[caught.start]:02x} at offset {caught.start}); {hint}"
+        raise error(msg) from None

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from synth.core.errors import InputError
+from synth.core.errors import InputError, read_text_file
 from synth.validators.toolforge.model import Passage, QASeed, SubQuestion
 
 SHIPPED_FILES: tuple[str, ...] = ("hotpotqa_dev_sample.json", "hotpotqa_train_sample.json", "musique_dev_sample.jsonl")
@@ -194,17 +194,7 @@ def parse_record(record: Any) -> QASeed:
 
 
 def _records(path: Path) -> list[Any]:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        msg = f"{path}: cannot read ({error.strerror or error})"
-        raise InputError(msg) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        msg = f"{path}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x}); a seed file is JSON or JSONL"
-        raise InputError(msg) from None
+    text = read_text_file(path, hint="a seed file is JSON or JSONL")
     try:
         return _parse_records(path, text)
     except RecursionError:

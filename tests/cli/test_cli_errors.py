@@ -58,7 +58,7 @@ def test_a_binary_config_file(tmp_path):
     config = tmp_path / "bin.yaml"
     config.write_bytes(b"domain: toy\n\xff\xfe\x00")
     line = one_error_line(invoke("run", config, "--out", tmp_path / "out"), 2)
-    assert line == f"{config}: not a UTF-8 text file (byte 0xff at offset 12); a config is YAML text"
+    assert line == f"{config}:2: not UTF-8 text (byte 0xff at offset 12); a config is YAML text"
     assert not (tmp_path / "out").exists()
 
 

@@ -164,7 +164,8 @@ def test_a_binary_seed_file_is_a_one_line_error(tmp_path: Path) -> None:
     path.write_bytes(b'[{"_id": "x"}]\n\xff\xfe\x00')
     result = _generate(path, tmp_path / "out")
     assert result.exit_code == 2
-    assert result.output.strip() == f"error: {path}:2: not UTF-8 text (byte 0xff); a seed file is JSON or JSONL"
+    expected = f"error: {path}:2: not UTF-8 text (byte 0xff at offset 15); a seed file is JSON or JSONL"
+    assert result.output.strip() == expected
     assert not (tmp_path / "out").exists()
 
 
