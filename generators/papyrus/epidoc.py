@@ -161,7 +161,9 @@ def read_file_bytes(path: Path, rel: str, *, max_bytes: int | None = MAX_DOCUMEN
             if not stat.S_ISREG(info.st_mode):
                 raise EpiDocError(rel, "cannot read file: not a regular file", code="unreadable_file")
             check_file_size(rel, info.st_size, max_bytes=max_bytes)
-            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+            data = handle.read(info.st_size + 1)  # a buffer the size of the file, not of the limit
+            if len(data) > info.st_size:  # the file grew since fstat: read on, up to just past the limit
+                data += handle.read() if max_bytes is None else handle.read(max(0, max_bytes + 1 - len(data)))
     except OSError as exc:
         raise EpiDocError(rel, f"cannot read file: {exc.strerror or exc}", code="unreadable_file") from exc
     check_file_size(rel, len(data), max_bytes=max_bytes)  # the file grew while it was read
