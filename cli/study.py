@@ -8,12 +8,23 @@ from pathlib import Path
 import typer
 
 from synth.cli._common import cli_errors, console, err_console
+from synth.core.errors import ConfigError
 
 app = typer.Typer(help="Studies that chain generation, training and evaluation.", no_args_is_help=True)
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    return tuple(float(part) for part in text.split(",") if part.strip())
+def _floats(text: str, *, option: str) -> tuple[float, ...]:
+    """`"0.05,0.1"` → `(0.05, 0.1)`; a `ConfigError` naming the option and the bad item otherwise."""
+    values = []
+    for part in (item.strip() for item in text.split(",")):
+        if not part:
+            continue
+        try:
+            values.append(float(part))
+        except ValueError:
+            msg = f"{option}: {part!r} is not a number; expected CER levels such as 0.05,0.1,0.2"
+            raise ConfigError(msg) from None
+    return tuple(values)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -40,7 +51,13 @@ def papyrus_command(
 ) -> None:
     """Reproduce the Papyrus CER tolerance study: thresholds per task, clean-trained vs retrained."""
     from synth.pipelines.papyrus_study import StudySettings, run_study
+    from synth.trainers.papyrus.search_methods import SEARCH_METHODS
     from synth.trainers.papyrus.study_report import summary_table
+
+    unknown = [name for name in _names(search) if name not in SEARCH_METHODS]
+    if unknown:
+        msg = f"--search: unknown search method {unknown[0]!r}; choose from {', '.join(SEARCH_METHODS)}"
+        raise ConfigError(msg)
 
     settings = StudySettings(
         seed=seed,
@@ -49,7 +66,7 @@ def papyrus_command(
         sources=_names(sources) if sources else None,
         tasks=_names(tasks),
         models=_names(models),
-        retrain_levels=_floats(retrain),
+        retrain_levels=_floats(retrain, option="--retrain"),
         eval_variant=variant,
         queries=queries,
         search_methods=_names(search),

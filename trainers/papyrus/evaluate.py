@@ -27,7 +27,13 @@ from synth.trainers.papyrus.data import (
     select_texts_at_cer,
 )
 from synth.trainers.papyrus.models import MODEL_KINDS, TextModel, build_model, load_model
-from synth.trainers.papyrus.models.base import MODEL_FILE, read_json_object, shown, write_json_atomic
+from synth.trainers.papyrus.models.base import (
+    MODEL_FILE,
+    read_json_object,
+    read_model_meta,
+    shown,
+    write_json_atomic,
+)
 from synth.trainers.papyrus.tasks import (
     TASKS,
     TaskSpec,
@@ -143,13 +149,14 @@ def evaluate_saved(
     check_frame_columns(dataset_frame)
     spec = get_task(training["task"])
     eval_levels = sorted(set(check_levels(dataset_frame, eval_cers, variant)))
-    model = load_model(root)
-    if model.objective != spec.objective:
+    objective = read_model_meta(root).objective
+    if objective != spec.objective:
         msg = (
-            f"{root / MODEL_FILE}: field `objective` is {model.objective!r}, but task `{spec.name}` of "
+            f"{root / MODEL_FILE}: field `objective` is {objective!r}, but task `{spec.name}` of "
             f"{root / TRAINING_FILE} needs {spec.objective!r}"
         )
         raise InputError(msg)
+    model = load_model(root)
     classes = training.get("classes")
     evaluation = evaluate_model(model, dataset_frame, spec=spec, classes=classes, cers=eval_levels, variant=variant)
     return _assemble(
