@@ -113,6 +113,7 @@ class SynthDataset:
         tables = [_read_table(path, chosen) for path in self.files(part)]
         return pa.concat_tables(tables) if tables else self.schema(part).empty_table().select(chosen)
 
+
 def open_dataset(
     path: str | Path,
     *,
