@@ -72,6 +72,7 @@ _CHOICE_REJECT = frozenset({"reg", "corr", "expan"})
 #: The failure kinds of the source readers, as the stable codes their rejected rows carry.
 REASON_CODES: dict[str, str] = {
     "unreadable_file": "the file cannot be opened or read, or is not a regular file",
+    "invalid_file_name": "the file name is not valid UTF-8 (it cannot be stored or parsed; rename the file)",
     "document_too_large": "the file is larger than `generator.max_document_bytes`",
     "invalid_xml": "not well-formed XML (or beyond the parser's depth and size limits)",
     "not_tei": "the root element is neither TEI (P5) nor TEI.2 (P4)",
@@ -152,8 +153,12 @@ def read_file_bytes(path: Path, rel: str, *, max_bytes: int | None = MAX_DOCUMEN
     """Read a regular file of at most `max_bytes` bytes (None: no limit), checking its size before reading.
 
     Raises:
-        EpiDocError: ``unreadable_file`` (missing, unreadable, not a regular file) or ``document_too_large``.
+        EpiDocError: ``unreadable_file`` (missing, unreadable, not a regular file), ``document_too_large``, or
+            ``invalid_file_name`` (a name that is not valid UTF-8 cannot be stored or parsed; it is shown escaped).
     """
+    shown_rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if shown_rel != rel:
+        raise EpiDocError(shown_rel, "file name is not valid UTF-8; rename the file", code="invalid_file_name")
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below as not a regular file.
         with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:

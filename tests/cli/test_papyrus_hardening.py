@@ -262,3 +262,28 @@ def test_model_folder_errors_are_one_line_naming_file_and_field(
     (folder / "model.json").write_text(json.dumps(meta))
     line = assert_clean_failure(invoke("train", "papyrus", "eval", folder, trained["dataset"]), {2})
     assert f"error: {folder / 'model.json'}: {message}" in line
+
+
+def test_an_input_file_name_that_is_not_utf8_is_a_rejected_row(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus" / "DCLP"
+    corpus.mkdir(parents=True)
+    first, second = sorted(SAMPLE_ROOT.glob("DCLP/*/*.xml"))[:2]
+    shutil.copy(first, corpus / first.name)
+    shutil.copy(second, os.fsencode(corpus) + b"/bad\xff.xml")
+    out = tmp_path / "out"
+    result = invoke(
+        "generate",
+        "papyrus",
+        "--input",
+        tmp_path / "corpus",
+        "--set",
+        "generator.sources=[epidoc]",
+        "--out",
+        out,
+        "--no-progress",
+    )
+    assert result.exit_code == 0, result.output
+    rejected = [r for r in pq.read_table(out / "rejected").to_pylist() if r["filter_reason"] == "invalid_file_name"]
+    assert [r["path"] for r in rejected] == ["DCLP/bad\\xff.xml"]
+    assert "rename the file" in rejected[0]["filter_detail"]
+    assert not [p for p in (out / "data").iterdir() if p.name.startswith(".")]
