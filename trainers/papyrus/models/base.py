@@ -248,7 +248,7 @@ def read_model_meta(root: Path) -> ModelMeta:
     if meta.get("format") != MODEL_FORMAT:
         msg = f"{path}: field `format` is {shown(meta.get('format'))}, expected {MODEL_FORMAT!r}"
         raise InputError(msg)
-    if meta.get("kind") not in MODEL_KINDS:
+    if not isinstance(meta.get("kind"), str) or meta["kind"] not in MODEL_KINDS:
         msg = f"{path}: field `kind`: unknown model {shown(meta.get('kind'))}; known: {', '.join(MODEL_KINDS)}"
         raise InputError(msg)
     try:
@@ -320,11 +320,18 @@ def state_path(root: Path, state: Mapping[str, Any], field: str, *, directory: b
         msg = f"{source}: field `state.{field}` must name a file in the model folder (got {shown(value)})"
         raise InputError(msg)
     folder = root.resolve()
-    candidate = (folder / value).resolve()
-    if Path(value).is_absolute() or ".." in Path(value).parts or not candidate.is_relative_to(folder):
-        msg = (
-            f"{source}: field `state.{field}` is {value!r}, outside the model folder; it must name a file inside {root}"
-        )
+    try:
+        candidate = (folder / value).resolve()
+    except (OSError, ValueError):  # a NUL byte, a name too long, a link loop
+        candidate = None
+    if (
+        candidate is None
+        or Path(value).is_absolute()
+        or ".." in Path(value).parts
+        or not candidate.is_relative_to(folder)
+    ):
+        where = f"outside the model folder; it must name a file inside {root}"
+        msg = f"{source}: field `state.{field}` is {shown(value)}, {where}"
         raise InputError(msg)
     if not (candidate.is_dir() if directory else candidate.is_file()):
         kind = "folder" if directory else "file"
