@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from toolforge_seed_records import HOTPOT, MUSIQUE
 from typer.testing import CliRunner
 
 from synth.cli.app import app
@@ -23,32 +24,6 @@ from synth.core.records import REASON_CODE
 from synth.generators.toolforge.seeds import SeedProblem, read_seed_file, seed_files
 from synth.validators.toolforge.model import QASeed
 
-HOTPOT: dict[str, Any] = {
-    "_id": "h1",
-    "question": "Which city was the birthplace of the director of Film X?",
-    "answer": "Springfield",
-    "type": "bridge",
-    "supporting_facts": [["Film X", 0], ["Jane Doe", 1]],
-    "context": [
-        ["Film X", ["Film X is a 1999 drama directed by Jane Doe.", " It won two awards."]],
-        ["Jane Doe", ["Jane Doe is a director.", " She was born in Springfield."]],
-    ],
-}
-MUSIQUE: dict[str, Any] = {
-    "id": "m1",
-    "question": "Where was the director of Film X born?",
-    "answer": "Springfield",
-    "answer_aliases": ["Springfield, USA"],
-    "answerable": True,
-    "paragraphs": [
-        {"idx": 0, "title": "Film X", "paragraph_text": "Film X is a drama. It was directed by Jane Doe."},
-        {"idx": 1, "title": "Jane Doe", "paragraph_text": "Jane Doe is a director. She was born in Springfield."},
-    ],
-    "question_decomposition": [
-        {"id": 1, "question": "who directed Film X", "answer": "Jane Doe", "paragraph_support_idx": 0},
-        {"id": 2, "question": "where was #1 born", "answer": "Springfield", "paragraph_support_idx": 1},
-    ],
-}
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
