@@ -53,7 +53,9 @@ def marco_reward(
     """The reward factory registered as `marco`; `task` is the default for rows without a `task` column."""
     from synth.validators.marco.reward import RewardSettings, turn_reward
 
-    settings = RewardSettings(invalid, progress_weight, similarity_weight, success_bonus, repeat_penalty, similarity_floor)
+    settings = RewardSettings(
+        invalid, progress_weight, similarity_weight, success_bonus, repeat_penalty, similarity_floor
+    )
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float | None]:
         count = len(completions)

@@ -55,7 +55,9 @@ def score_first_call(
         score += 0.25
         planned = _as_dict(first_arguments) or {}
         if planned:
-            matched = sum(key in call["arguments"] and _same_value(call["arguments"][key], v) for key, v in planned.items())
+            matched = sum(
+                key in call["arguments"] and _same_value(call["arguments"][key], v) for key, v in planned.items()
+            )
             score += 0.25 * matched / len(planned)
         else:
             score += 0.25 * (not call["arguments"])
@@ -77,7 +79,9 @@ def toolforge_first_call_reward(*, unparsed: float = -1.0) -> RewardFunction:
         return [
             None
             if tools is None
-            else score_first_call(completion_text(c), tools=tools, first_tool=tool, first_arguments=args, unparsed=unparsed)
+            else score_first_call(
+                completion_text(c), tools=tools, first_tool=tool, first_arguments=args, unparsed=unparsed
+            )
             for c, tools, tool, args in rows
         ]
 

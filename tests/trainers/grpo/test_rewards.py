@@ -17,7 +17,10 @@ TOOLS = [
             "description": "Find people.",
             "parameters": {
                 "type": "object",
-                "properties": {"person_name": {"type": "string"}, "detail": {"type": "string", "enum": ["basic", "full"]}},
+                "properties": {
+                    "person_name": {"type": "string"},
+                    "detail": {"type": "string", "enum": ["basic", "full"]},
+                },
                 "required": ["person_name"],
             },
         },
@@ -27,7 +30,7 @@ TOOLS = [
 
 
 def call(name: str, arguments: dict) -> str:
-    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call>'
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
 
 
 def test_unknown_reward_is_one_line_input_error() -> None:
