@@ -9,15 +9,14 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import typer
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from synth.core.errors import ConfigError, SynthError
+from synth.core.errors import SynthError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -74,36 +73,6 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise AssertionError("unreachable") from error
 
     return wrapper
-
-
-def apply_overrides(data: dict[str, Any], assignments: list[str] | None) -> dict[str, Any]:
-    """Apply `--set a.b=value` overrides (values parsed as YAML) to a config mapping."""
-    for assignment in assignments or []:
-        key, sep, raw = assignment.partition("=")
-        if not sep or not key:
-            msg = f"--set {assignment!r}: expected KEY=VALUE, e.g. --set generator.samples=2"
-            raise ConfigError(msg)
-        node = data
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                msg = f"--set {assignment!r}: `{part}` is not a mapping"
-                raise ConfigError(msg)
-        node[leaf] = _parse_value(assignment, raw)
-    return data
-
-
-def _parse_value(assignment: str, raw: str) -> Any:
-    try:
-        return yaml.safe_load(raw)
-    except (yaml.YAMLError, RecursionError) as error:
-        problem = getattr(error, "problem", None) or "nested too deeply"
-        msg = (
-            f"--set {assignment!r}: the value is not valid YAML ({problem}); write it as YAML, "
-            "e.g. --set 'generator.levels=[0.1, 0.2]', and quote text that holds `: `, `[` or `{`"
-        )
-        raise ConfigError(msg) from None
 
 
 def setup_logging(verbose: bool) -> None:

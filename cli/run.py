@@ -9,12 +9,20 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from synth.cli._common import apply_overrides, cli_errors, console, exit_with_error, shard_progress
-from synth.core.config import Engine, PipelineConfig, TaskRunner, parse_config, read_config_mapping
+from synth.cli._common import cli_errors, console, exit_with_error, shard_progress
+from synth.core.config import (
+    Engine,
+    PipelineConfig,
+    TaskRunner,
+    apply_overrides,
+    parse_config,
+    read_config_mapping,
+)
 
 OUT_HELP = "Output directory (default: `execution.out` of the config, else out/<domain>)."
 ENGINE_HELP = "local: run in this process, no Prefect. prefect: a Prefect flow with one task per shard."
-RUNNER_HELP = "Prefect task runner: threads, processes, or dask (a local Dask cluster, or execution.dask_address)."
+RUNNER_HELP = "Prefect task runner: threads, processes, dask or ray (a local cluster, or the one at --address)."
+ADDRESS_HELP = "Existing cluster for --task-runner dask (tcp://host:8786) or ray (host:6379, ray://host:10001)."
 WORKERS_HELP = "Parallel shards: processes for the local engine, task-runner workers for Prefect."
 OVERWRITE_HELP = "Delete what synth wrote in OUT before running (otherwise a rerun resumes)."
 SET_HELP = "Override a config field, e.g. --set generator.samples=2 (repeatable; value parsed as YAML)."
@@ -124,6 +132,7 @@ def run_command(
     engine: Engine | None = typer.Option(None, "--engine", help=ENGINE_HELP),
     task_runner: TaskRunner | None = typer.Option(None, "--task-runner", help=RUNNER_HELP),
     workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
     overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
     overrides: list[str] | None = typer.Option(None, "--set", help=SET_HELP),
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
@@ -131,6 +140,8 @@ def run_command(
 ) -> None:
     """Run the pipeline a YAML config describes; a rerun with the same config resumes."""
     data = apply_overrides(read_config_mapping(config_path), overrides)
+    if address is not None:
+        data.setdefault("execution", {})["address"] = address
     if "stages" in data:
         from synth.cli.stages import execute_stages
 

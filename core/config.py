@@ -17,7 +17,7 @@ from synth.core.errors import ConfigError, read_text_file
 from synth.core.records import canonical_json
 
 Engine = Literal["local", "prefect"]
-TaskRunner = Literal["threads", "processes", "dask"]
+TaskRunner = Literal["threads", "processes", "dask", "ray"]
 
 
 class StrictModel(BaseModel):
@@ -62,6 +62,9 @@ class ExecutionConfig(StrictModel):
     task_runner: TaskRunner = "threads"
     workers: PositiveInt | None = None
     dask_address: str | None = Field(None, description="scheduler of an existing Dask cluster; None starts a local one")
+    address: str | None = Field(
+        None, description="an existing cluster for task runner dask (scheduler) or ray (head); None starts a local one"
+    )
 
 
 class PipelineConfig(StrictModel):
@@ -169,3 +172,33 @@ def parse_yaml(text: str, *, source: str) -> Any:
 def load_config(path: str | Path) -> PipelineConfig:
     """Read and validate a YAML pipeline config."""
     return parse_config(read_config_mapping(path), source=str(path))
+
+
+def apply_overrides(data: dict[str, Any], assignments: list[str] | None) -> dict[str, Any]:
+    """Apply `--set a.b=value` overrides (values parsed as YAML) to a config mapping."""
+    for assignment in assignments or []:
+        key, sep, raw = assignment.partition("=")
+        if not sep or not key:
+            msg = f"--set {assignment!r}: expected KEY=VALUE, e.g. --set generator.samples=2"
+            raise ConfigError(msg)
+        node = data
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                msg = f"--set {assignment!r}: `{part}` is not a mapping"
+                raise ConfigError(msg)
+        node[leaf] = _parse_value(assignment, raw)
+    return data
+
+
+def _parse_value(assignment: str, raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw)
+    except (yaml.YAMLError, RecursionError) as error:
+        problem = getattr(error, "problem", None) or "nested too deeply"
+        msg = (
+            f"--set {assignment!r}: the value is not valid YAML ({problem}); write it as YAML, "
+            "e.g. --set 'generator.levels=[0.1, 0.2]', and quote text that holds `: `, `[` or `{`"
+        )
+        raise ConfigError(msg) from None
