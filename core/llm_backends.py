@@ -1,4 +1,4 @@
-"""Model-backed LLM backends behind the protocol of `pipelines/llm.py`: local `transformers`, offline batched
+"""Model-backed LLM backends behind the protocol of `core/llm.py`: local `transformers`, offline batched
 `vllm` (GPU; the `[gpu]` extra) and `openai` (any OpenAI-compatible server, e.g. `vllm serve`); the last two
 constrain decoding to the request's JSON schema.
 
@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field, PositiveInt, model_validator
+
+from synth.core.config import StrictModel
 from synth.core.errors import InputError, MissingDependencyError, SynthError
 from synth.core.llm import CachedBackend, GenRequest, GenResult, LLMBackend, ResponseCache, schema_errors
 from synth.core.records import stable_seed
@@ -42,21 +45,32 @@ def _validity(texts: Sequence[str], request: GenRequest) -> tuple[bool, ...] | N
 class TransformersBackend:
     """A local Hugging Face causal LM (CPU or GPU); the chat template renders messages and tools.
 
-    Sampling is seeded per request and completion (from the request's cache key), so answers are reproducible
-    on the same machine and library versions. Structured outputs are not constrained here: the schema is
-    appended to the system prompt and the answer is checked after decoding.
+    Requests with the same sampling settings are answered `batch_size` at a time: left-padded prompts, one
+    `generate` call per batch (`num_return_sequences=n`); `generate_calls` counts them. Sampling is seeded
+    from the cache keys of the batch's requests, so the same requests in the same batches give the same answers
+    on the same machine and library versions (greedy answers do not depend on the batch). Structured outputs
+    are not constrained here: the schema is appended to the system prompt and the answer is checked after
+    decoding.
     """
 
-    def __init__(self, model_path: str | Path, *, device: str = "cpu") -> None:
+    def __init__(self, model_path: str | Path, *, device: str = "cpu", batch_size: int = 8) -> None:
         path = Path(model_path)
-        if not path.is_dir():
-            msg = f"{path}: transformers backend: model folder does not exist"
+        if not (path / "config.json").is_file():
+            msg = f"{path}: transformers backend: not a local model folder (no config.json)"
             raise InputError(msg)
+        if batch_size < 1:
+            msg = f"`batch_size` must be at least 1, got {batch_size}"
+            raise ValueError(msg)
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = AutoModelForCausalLM.from_pretrained(path).to(device).eval()
         self.device = device
+        self.batch_size = batch_size
+        self.generate_calls = 0
         self.name = f"transformers:{path.resolve().name}"
 
     def _prompt(self, request: GenRequest) -> str:
@@ -70,39 +84,60 @@ class TransformersBackend:
         return "\n".join(f"{m['role']}: {m['content']}" for m in messages) + "\nassistant:"
 
     def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for index, request in enumerate(requests):
+            s = request.sampling
+            groups.setdefault((s.max_tokens, s.temperature, s.top_p, s.n, s.stop), []).append(index)
+        results: list[GenResult | None] = [None] * len(requests)
+        for indices in groups.values():
+            for start in range(0, len(indices), self.batch_size):
+                chunk = indices[start : start + self.batch_size]
+                for index, result in zip(chunk, self._generate_batch([requests[i] for i in chunk]), strict=True):
+                    results[index] = result
+        return [result for result in results if result is not None]
+
+    def _generate_batch(self, requests: Sequence[GenRequest]) -> list[GenResult]:
+        """One `generate` call for requests that share their sampling settings."""
         import torch
 
+        sampling = requests[0].sampling
+        keys = [request.cache_key(self.name) for request in requests]
+        encoded = self.tokenizer([self._prompt(r) for r in requests], return_tensors="pt", padding=True).to(self.device)
+        sample = sampling.temperature > 0
+        copies = sampling.n if sample else 1
+        torch.manual_seed(stable_seed("|".join(keys)) % 2**63)
+        with torch.no_grad():
+            output = self.model.generate(
+                **encoded,
+                max_new_tokens=sampling.max_tokens,
+                do_sample=sample,
+                temperature=sampling.temperature if sample else None,
+                top_p=sampling.top_p if sample else None,
+                num_return_sequences=copies,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )
+        self.generate_calls += 1
+        width = encoded["input_ids"].shape[1]
+        stops = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
         results = []
-        for request in requests:
-            key = request.cache_key(self.name)
-            encoded = self.tokenizer(self._prompt(request), return_tensors="pt").to(self.device)
+        for row, (request, key) in enumerate(zip(requests, keys, strict=True)):
             texts, reasons, generated = [], [], 0
-            for index in range(request.sampling.n):
-                torch.manual_seed(stable_seed(f"{key}|{index}") % 2**63)
-                sample = request.sampling.temperature > 0
-                with torch.no_grad():
-                    output = self.model.generate(
-                        **encoded,
-                        max_new_tokens=request.sampling.max_tokens,
-                        do_sample=sample,
-                        temperature=request.sampling.temperature if sample else None,
-                        top_p=request.sampling.top_p if sample else None,
-                        pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
-                    )
-                new = output[0, encoded["input_ids"].shape[1] :]
-                generated += len(new)
-                text = self.tokenizer.decode(new, skip_special_tokens=True)
-                for stop in request.sampling.stop:
+            for copy in range(sampling.n):
+                new = output[row * copies + copy % copies, width:].tolist()
+                ended = next((i for i, token in enumerate(new) if token in stops), None)
+                generated += len(new) if ended is None else ended
+                text = self.tokenizer.decode(new if ended is None else new[:ended], skip_special_tokens=True)
+                for stop in sampling.stop:
                     text = text.split(stop)[0]
                 texts.append(text)
-                reasons.append("length" if len(new) >= request.sampling.max_tokens else "stop")
+                reasons.append("length" if ended is None else "stop")
             results.append(
                 GenResult(
                     key=key,
                     texts=tuple(texts),
                     finish_reasons=tuple(reasons),
                     schema_valid=_validity(texts, request),
-                    prompt_tokens=int(encoded["input_ids"].shape[1]),
+                    prompt_tokens=int(encoded["attention_mask"][row].sum()),
                     completion_tokens=generated,
                 )
             )
@@ -175,6 +210,20 @@ class VLLMBackend:
         del self.llm
 
 
+def _json_answer(raw: bytes, url: str) -> dict[str, Any]:
+    """The server's JSON object, or a one-line `BackendError` quoting the start of what it sent instead."""
+    try:
+        answer = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        shown = raw[:120].decode(errors="replace")
+        msg = f"{url}: the server did not answer JSON ({error}): {shown!r}"
+        raise BackendError(msg) from None
+    if not isinstance(answer, dict):
+        msg = f"{url}: the server answered a JSON {type(answer).__name__}, not an object"
+        raise BackendError(msg)
+    return answer
+
+
 @dataclass
 class OpenAIBackend:
     """Chat completions from an OpenAI-compatible server (`vllm serve`, llama.cpp, hosted APIs).
@@ -188,6 +237,7 @@ class OpenAIBackend:
     api_key_env: str = "OPENAI_API_KEY"
     timeout: float = 120.0
     retries: int = 3
+    concurrency: int = 1
 
     @property
     def name(self) -> str:
@@ -227,7 +277,7 @@ class OpenAIBackend:
                 with urllib.request.urlopen(
                     urllib.request.Request(url, data=data, headers=headers), timeout=self.timeout
                 ) as response:
-                    return json.loads(response.read())
+                    raw = response.read()
             except urllib.error.HTTPError as error:
                 if error.code not in (429, 500, 502, 503, 504) or attempt == self.retries:
                     detail = error.read().decode(errors="replace")[:200]
@@ -237,35 +287,75 @@ class OpenAIBackend:
                 if attempt == self.retries:
                     msg = f"{url}: cannot reach the server ({getattr(error, 'reason', error)})"
                     raise BackendError(msg) from None
+            else:
+                return _json_answer(raw, url)
             time.sleep(min(2.0**attempt, 30.0))
         raise AssertionError("unreachable")
 
     def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
-        results = []
-        for request in requests:
-            answer = self._post(self._body(request))
-            try:
-                choices = answer["choices"]
-                texts = [c["message"].get("content") or "" for c in choices]
-                reasons = [c.get("finish_reason") or "stop" for c in choices]
-            except (KeyError, TypeError, AttributeError):
-                msg = f"{self.base_url}: the answer is not a chat completion: {json.dumps(answer)[:200]}"
-                raise BackendError(msg) from None
-            usage = answer.get("usage") or {}
-            results.append(
-                GenResult(
-                    key=request.cache_key(self.name),
-                    texts=tuple(texts),
-                    finish_reasons=tuple(reasons),
-                    schema_valid=_validity(texts, request),
-                    prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                    completion_tokens=int(usage.get("completion_tokens", 0)),
-                )
-            )
-        return results
+        """One chat completion per request, up to `concurrency` in flight; answers in request order."""
+        if self.concurrency <= 1 or len(requests) <= 1:
+            return [self._answer(request) for request in requests]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
+            return list(pool.map(self._answer, requests))
+
+    def _answer(self, request: GenRequest) -> GenResult:
+        answer = self._post(self._body(request))
+        try:
+            choices = answer["choices"]
+            texts = [c["message"].get("content") or "" for c in choices]
+            reasons = [c.get("finish_reason") or "stop" for c in choices]
+        except (KeyError, TypeError, AttributeError):
+            msg = f"{self.base_url}: the answer is not a chat completion: {json.dumps(answer)[:200]}"
+            raise BackendError(msg) from None
+        if not all(isinstance(t, str) for t in texts) or len(texts) != request.sampling.n:
+            msg = f"{self.base_url}: the answer has {len(texts)} text choice(s), expected {request.sampling.n}"
+            raise BackendError(msg)
+        usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+        return GenResult(
+            key=request.cache_key(self.name),
+            texts=tuple(texts),
+            finish_reasons=tuple(reasons),
+            schema_valid=_validity(texts, request),
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+        )
 
     def close(self) -> None:
         """Nothing to release (one connection per request)."""
+
+
+class LLMBackendConfig(StrictModel):
+    """A config block choosing a backend: `scripted` (the domain's policy), `transformers`, `vllm` or `openai`."""
+
+    backend: BackendKind = "scripted"
+    model: str | None = Field(None, description="model folder or id (transformers, vllm), served model name (openai)")
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    cache: str | None = Field(None, description="SQLite response cache (reruns answer from it)")
+    batch_size: PositiveInt = Field(8, description="transformers: requests per generate call")
+    concurrency: PositiveInt = Field(1, description="openai: requests in flight")
+
+    @model_validator(mode="after")
+    def _complete(self) -> LLMBackendConfig:
+        if self.backend in ("transformers", "vllm") and not self.model:
+            raise ValueError(f"backend `{self.backend}` needs `model` (a local model folder or id)")
+        if self.backend == "openai" and not (self.model and self.base_url):
+            raise ValueError("backend `openai` needs `model` and `base_url`")
+        return self
+
+    def build(self, *, scripted: LLMBackend) -> LLMBackend:
+        """The backend this block describes (cached when `cache` is set)."""
+        return make_backend(
+            self.backend,
+            scripted=scripted,
+            model=self.model,
+            base_url=self.base_url,
+            cache=self.cache,
+            batch_size=self.batch_size,
+            concurrency=self.concurrency,
+        )
 
 
 def make_backend(
@@ -275,6 +365,8 @@ def make_backend(
     model: str | None = None,
     base_url: str | None = None,
     cache: str | Path | None = None,
+    batch_size: int = 8,
+    concurrency: int = 1,
 ) -> LLMBackend:
     """The backend of a config block: the domain's scripted policy, a local model, or a server; cached if asked."""
     backend: LLMBackend
@@ -290,10 +382,10 @@ def make_backend(
                 raise MissingDependencyError(msg)
             backend = VLLMBackend(model)
         else:
-            backend = TransformersBackend(model)
+            backend = TransformersBackend(model, batch_size=batch_size)
     else:
         if not (model and base_url):
             msg = "llm backend `openai` needs `model` and `base_url` (e.g. http://localhost:8000/v1)"
             raise InputError(msg)
-        backend = OpenAIBackend(base_url=base_url, model=model)
+        backend = OpenAIBackend(base_url=base_url, model=model, concurrency=concurrency)
     return CachedBackend(backend, ResponseCache(cache)) if cache else backend

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, PositiveInt, field_validator
 
 from synth.core.config import StrictModel
+from synth.core.llm_backends import LLMBackendConfig
 from synth.core.registry import DomainSpec
 from synth.core.steps import Generator, Verifier
 
@@ -25,6 +26,13 @@ class MarcoRewardConfig(StrictModel):
     similarity_floor: float = Field(0.4, ge=0, le=1, description="success earns the bonus only at or above it")
 
 
+class MarcoLLMConfig(LLMBackendConfig):
+    """The `llm` proposer's backend (scripted random edits, a local model, vLLM or an OpenAI-compatible server)."""
+
+    temperature: float = Field(1.0, ge=0, description="sampling temperature of each proposal")
+    max_tokens: PositiveInt = Field(64, description="completion budget of one proposal")
+
+
 class MarcoConfig(StrictModel):
     """Generator settings of the MARCO trajectories."""
 
@@ -35,8 +43,9 @@ class MarcoConfig(StrictModel):
     budget: PositiveInt = Field(5, le=20, description="B: graded turns per trajectory at most")
     mode: Literal["feedback", "independent"] = "feedback"
     proposer: Literal["scripted", "random", "llm"] = Field(
-        "scripted", description="scripted graph edits, uniform mol-ga edits, or the LLM proposer (scripted backend)"
+        "scripted", description="scripted graph edits, uniform mol-ga edits, or the LLM proposer (backend: `llm`)"
     )
+    llm: MarcoLLMConfig = Field(default_factory=MarcoLLMConfig, description="the LLM proposer's backend")
     protocol: Literal["gellmo", "repo"] = "gellmo"
     fragments: Literal["reject", "largest"] = "reject"
     rewards: MarcoRewardConfig = Field(default_factory=MarcoRewardConfig)
@@ -65,8 +74,10 @@ def _rewards(config: MarcoConfig) -> RewardSettings:
 
 def build_generator(config: MarcoConfig) -> Generator:
     """The trajectory generator of a validated config."""
-    from synth.generators.marco.generator import MarcoTrajectoryGenerator
+    from synth.generators.marco.generator import MarcoLLMSettings, MarcoTrajectoryGenerator
 
+    backend = LLMBackendConfig(**config.llm.model_dump(include=set(LLMBackendConfig.model_fields)))
+    llm = MarcoLLMSettings(backend, temperature=config.llm.temperature, max_tokens=config.llm.max_tokens)
     return MarcoTrajectoryGenerator(
         name=f"marco-{config.proposer}",
         version="1",
@@ -80,6 +91,7 @@ def build_generator(config: MarcoConfig) -> Generator:
         protocol=config.protocol,
         fragments=config.fragments,
         rewards=_rewards(config),
+        llm=llm,
     )
 
 

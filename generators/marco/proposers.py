@@ -197,9 +197,21 @@ def proposal_messages(state: ProposalState) -> tuple[Message, ...]:
     return tuple(messages)
 
 
+def propose_batch(proposer: Proposer, states: Sequence[ProposalState], rngs: Sequence[Random]) -> list[Proposal]:
+    """One proposal per state: the proposer's own `propose_batch` when it has one (one backend call), else each."""
+    batched = getattr(proposer, "propose_batch", None)
+    if batched is not None:
+        return batched(states, rngs)
+    return [proposer.propose(state, rng) for state, rng in zip(states, rngs, strict=True)]
+
+
 @dataclass(frozen=True)
 class LLMProposer:
-    """Asks `backend` for the next molecule; `guided=False` sends only the instruction (independent samples)."""
+    """Asks `backend` for the next molecule; `guided=False` sends only the instruction (independent samples).
+
+    The reply is parsed as GeLLMO's answer (`<SMILES> … </SMILES>`, else a bare one-token reply), downstream
+    by `extract_smiles`; anything else grades as an empty, invalid answer.
+    """
 
     backend: LLMBackend
     model: str = "scripted"
@@ -208,10 +220,21 @@ class LLMProposer:
     guided: bool = True
     name: str = "llm"
 
-    def propose(self, state: ProposalState, rng: Random) -> Proposal:
-        """The backend's first completion; the sampling seed comes from `rng` so independent draws differ."""
+    def _request(self, state: ProposalState, rng: Random) -> GenRequest:
         history = state.history if self.guided else ()
         messages = proposal_messages(replace(state, history=history))
         sampling = SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=rng.getrandbits(31))
-        result = self.backend.generate([GenRequest(model=self.model, messages=messages, sampling=sampling)])[0]
-        return Proposal(result.texts[0], None, state.source.canonical)
+        return GenRequest(model=self.model, messages=messages, sampling=sampling)
+
+    def propose(self, state: ProposalState, rng: Random) -> Proposal:
+        """The backend's first completion; the sampling seed comes from `rng` so independent draws differ."""
+        return self.propose_batch([state], [rng])[0]
+
+    def propose_batch(self, states: Sequence[ProposalState], rngs: Sequence[Random]) -> list[Proposal]:
+        """All states' requests in one backend call (the backend batches them)."""
+        requests = [self._request(state, rng) for state, rng in zip(states, rngs, strict=True)]
+        results = self.backend.generate(requests)
+        return [
+            Proposal(result.texts[0], None, state.source.canonical)
+            for state, result in zip(states, results, strict=True)
+        ]

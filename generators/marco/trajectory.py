@@ -9,12 +9,13 @@ the valid turn with most improved properties, then that sum.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from random import Random
 from typing import Literal
 
 from synth.generators.marco.prompts import extract_smiles
-from synth.generators.marco.proposers import GradedTurn, ProposalState, Proposer
+from synth.generators.marco.proposers import GradedTurn, ProposalState, Proposer, propose_batch
 from synth.validators.marco.evaluator import Evaluation, MoleculeEvaluator
 from synth.validators.marco.feedback import feedback_message
 from synth.validators.marco.reward import RewardSettings, trajectory_return, turn_reward
@@ -121,21 +122,50 @@ def run_trajectory(
     settings: TrajectorySettings | None = None,
 ) -> Trajectory:
     """Run one trajectory from `state` (whose history must be empty)."""
+    return run_trajectories([(state, rng)], proposer=proposer, evaluator=evaluator, settings=settings)[0]
+
+
+@dataclass
+class _Running:
+    state: ProposalState
+    rng: Random
+    turns: list[Turn] = field(default_factory=list)
+    history: list[GradedTurn] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+    stop: StopReason | None = None
+
+
+def run_trajectories(
+    starts: Sequence[tuple[ProposalState, Random]],
+    *,
+    proposer: Proposer,
+    evaluator: MoleculeEvaluator,
+    settings: TrajectorySettings | None = None,
+) -> list[Trajectory]:
+    """Run trajectories in lockstep: turn t of every unfinished one is proposed in one `propose_batch` call.
+
+    Each trajectory draws only from its own generator, in the same order as when run alone, so the result does
+    not depend on which trajectories share a batch (an LLM backend then sees one batch of requests per turn).
+    """
     settings = settings or TrajectorySettings()
-    turns: list[Turn] = []
-    history: list[GradedTurn] = []
-    seen = [state.source.canonical]
+    running = [_Running(state, rng, seen=[state.source.canonical]) for state, rng in starts]
     for index in range(settings.budget):
-        visible = tuple(history) if settings.mode == "feedback" else ()
-        proposal = proposer.propose(replace(state, history=visible), rng)
-        answer = extract_smiles(proposal.response)
-        graded = evaluator.evaluate(answer, state.source)
-        reward = turn_reward(graded, seen=seen, settings=settings.rewards)
-        feedback = feedback_message(graded, similarity_floor=settings.rewards.similarity_floor)
-        turns.append(Turn(index, proposal.response, answer, proposal.move, proposal.base, graded, reward, feedback))
-        history.append(GradedTurn(proposal.response, proposal.move, proposal.base, graded, feedback))
-        if graded.canonical:
-            seen.append(graded.canonical)
-        if graded.success and settings.mode == "feedback":
-            return Trajectory(tuple(turns), settings.mode, "success")
-    return Trajectory(tuple(turns), settings.mode, "budget")
+        active = [r for r in running if r.stop is None]
+        if not active:
+            break
+        states = [replace(r.state, history=tuple(r.history) if settings.mode == "feedback" else ()) for r in active]
+        proposals = propose_batch(proposer, states, [r.rng for r in active])
+        for run, proposal in zip(active, proposals, strict=True):
+            answer = extract_smiles(proposal.response)
+            graded = evaluator.evaluate(answer, run.state.source)
+            reward = turn_reward(graded, seen=run.seen, settings=settings.rewards)
+            feedback = feedback_message(graded, similarity_floor=settings.rewards.similarity_floor)
+            run.turns.append(
+                Turn(index, proposal.response, answer, proposal.move, proposal.base, graded, reward, feedback)
+            )
+            run.history.append(GradedTurn(proposal.response, proposal.move, proposal.base, graded, feedback))
+            if graded.canonical:
+                run.seen.append(graded.canonical)
+            if graded.success and settings.mode == "feedback":
+                run.stop = "success"
+    return [Trajectory(tuple(r.turns), settings.mode, r.stop or "budget") for r in running]
