@@ -28,6 +28,11 @@ class _ChatServer(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(body)
+        if body["model"] == "garbage":
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"<html>not json</html>")
+            return
         if body["model"] == "missing":
             self.send_response(404)
             self.end_headers()
@@ -89,6 +94,9 @@ def test_http_errors_are_one_line_backend_errors(server: str) -> None:
     backend = OpenAIBackend(base_url=server, model="missing", retries=0)
     with pytest.raises(BackendError, match=r"/chat/completions: HTTP 404: .*model not found"):
         backend.generate([GenRequest(model="missing", messages=(Message("user", "hi"),))])
+    garbage = OpenAIBackend(base_url=server, model="garbage", retries=0)
+    with pytest.raises(BackendError, match=r"/chat/completions: the server did not answer JSON .*<html>not json"):
+        garbage.generate([GenRequest(model="garbage", messages=(Message("user", "hi"),))])
     closed = OpenAIBackend(base_url="http://127.0.0.1:9/v1", model="m", retries=0, timeout=2)
     with pytest.raises(BackendError, match="cannot reach the server"):
         closed.generate([GenRequest(model="m", messages=(Message("user", "hi"),))])
