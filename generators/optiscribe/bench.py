@@ -21,57 +21,85 @@ from typing import Any, Literal
 import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, run_selfplay
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
+from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, effort_violations
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reward import is_trivial
-from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
+from synth.validators.optiscribe.scip import ScipSettings
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
 BENCH_INSTRUCTIONS: dict[str, str] = {
-    "facility_location": "a capacitated facility location problem with 30 customers and 10 facilities, hard",
-    "max_cut": "a max-cut problem with 30 nodes, density 0.3, hard",
+    "facility_location": "a capacitated facility location problem with 100 customers and 100 facilities, hard",
+    "max_cut": "a max-cut problem with 200 nodes, density 0.02, hard",
+}
+BENCH_CURRICULA: dict[str, tuple[str, ...]] = {
+    "facility_location": (
+        "a capacitated facility location problem with 30 customers and 30 facilities, hard",
+        "a capacitated facility location problem with 50 customers and 50 facilities, hard",
+    ),
+    "max_cut": (
+        "a max-cut problem with 60 nodes, density 0.06, hard",
+        "a max-cut problem with 100 nodes, density 0.04, hard",
+    ),
 }
 DECILES = tuple(round(0.1 * k, 1) for k in range(1, 10))
 
 
-def _evaluate_instance(
-    spec: InstanceSpec | None,
+def evaluate_specs(
+    specs: Sequence[InstanceSpec | None],
+    seeds: Sequence[int],
     *,
     request: InstanceRequest,
-    seed: int,
     scip: ScipSettings,
     crosscheck: CrossCheckSettings | None,
-) -> dict[str, Any]:
-    """Build, solve, check instruction following and (optionally) cross-check one instance."""
-    if spec is None:
-        return {"built": False, "feasible": False, "followed": False}
-    text = build_model_text(spec, seed=seed)
-    stats = solve_model_text(text, settings=scip)
-    measured = measure_structure(read_model_text(text), spec.family)
-    result: dict[str, Any] = {
-        "built": True,
-        "feasible": stats.feasible,
-        "followed": not instruction_violations(measured, request.asked()),
-        "nodes": stats.nodes,
-        "postcut_gap": stats.postcut_gap,
-        "status": stats.status,
-        "wall_seconds": stats.wall_seconds,
-        "deterministic_time": stats.deterministic_time,
-        "knobs": dict(spec.knobs),
-    }
-    if crosscheck is not None:
-        check = crosscheck_model_text(text, settings=crosscheck)
-        reason = agreement(
-            check, scip_status=stats.status, scip_feasible=stats.feasible, scip_objective=stats.primal_bound
-        )
-        result["crosscheck"] = (
-            "unchecked" if check.status in {"skipped", "not_solved"} else ("agree" if reason is None else "disagree")
-        )
-    return result
+    workers: int = 1,
+) -> list[dict[str, Any]]:
+    """Build and solve each instance (in `workers` processes), check instruction following (sizes, density and the
+    asked effort band) and, optionally, cross-check it; one result per spec (an unbuilt spec is infeasible)."""
+    texts = [
+        None if spec is None else build_model_text(spec, seed=seed) for spec, seed in zip(specs, seeds, strict=True)
+    ]
+    solved = iter(solve_many([(t, scip) for t in texts if t is not None], workers=workers))
+    band = request.effort()
+    results = []
+    for spec, text in zip(specs, texts, strict=True):
+        if spec is None or text is None:
+            results.append({"built": False, "feasible": False, "followed": False, "in_band": False})
+            continue
+        stats = next(solved)
+        measured = measure_structure(read_model_text(text), spec.family)
+        in_band = not effort_violations(band, status=stats.status, nodes=stats.nodes)
+        result: dict[str, Any] = {
+            "built": True,
+            "feasible": stats.feasible,
+            "followed": not instruction_violations(measured, request.asked()) and in_band,
+            "in_band": in_band,
+            "nodes": stats.nodes,
+            "postcut_gap": stats.postcut_gap,
+            "gap": stats.gap,
+            "status": stats.status,
+            "wall_seconds": stats.wall_seconds,
+            "deterministic_time": stats.deterministic_time,
+            "variables": stats.variables,
+            "knobs": dict(spec.knobs),
+        }
+        if crosscheck is not None:
+            check = crosscheck_model_text(text, settings=crosscheck)
+            reason = agreement(
+                check, scip_status=stats.status, scip_feasible=stats.feasible, scip_objective=stats.primal_bound
+            )
+            result["crosscheck"] = (
+                "unchecked"
+                if check.status in {"skipped", "not_solved"}
+                else ("agree" if reason is None else "disagree")
+            )
+        results.append(result)
+    return results
 
 
 def _quantiles(values: Sequence[float]) -> dict[str, float] | None:
@@ -96,6 +124,10 @@ def summarise_group(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "instances": total,
         "feasibility_rate": len(feasible) / total if total else 0.0,
         "instruction_following_rate": sum(r["followed"] for r in results) / total if total else 0.0,
+        "in_band_rate": sum(r["in_band"] for r in results) / total if total else 0.0,
+        "capped_rate": sum(r.get("status") in CAPPED_STATUSES for r in results) / total if total else 0.0,
+        "median_gap_at_cap": _median([r["gap"] for r in results if r.get("status") in CAPPED_STATUSES]),
+        "median_wall_seconds": _median([r["wall_seconds"] for r in feasible]),
         "median_nodes": statistics.median(nodes) if nodes else None,
         "median_postcut_gap": statistics.median(gaps) if gaps else None,
         "trivial_rate": sum(is_trivial(r["nodes"], r["postcut_gap"]) for r in feasible) / total if total else 0.0,
@@ -108,6 +140,11 @@ def summarise_group(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         else None,
         "wall_seconds": round(sum(r.get("wall_seconds", 0.0) for r in results), 2),
     }
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
 
 
 def _ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -126,33 +163,42 @@ def _sample_policy(policy: Policy, request: InstanceRequest, rng: np.random.Gene
 def bench_family(
     instruction: str,
     *,
+    curriculum: Sequence[str],
     seed: int,
     settings: SelfPlaySettings,
+    eval_scip: ScipSettings,
     eval_instances: int,
     crosscheck: CrossCheckSettings | None,
     state_path: Path | None = None,
 ) -> dict[str, Any]:
-    """Self-play on one instruction, then evaluate the trained policy against the default parameterisation."""
+    """Self-play over `curriculum` (smaller sizes of the same family, easiest first), then evaluate the trained
+    policy at `instruction`'s size against the default parameterisation, same instance seeds, under `eval_scip`."""
     request = parse_instruction(instruction)
     start = time.perf_counter()
-    _, state = run_selfplay([instruction], settings=settings, seed=seed, state_path=state_path)
+    _, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path)
     training_seconds = time.perf_counter() - start
     rng = np.random.Generator(np.random.PCG64([seed, 10_000]))
     seeds = [int(s) for s in rng.integers(2**62, size=eval_instances)]
     specs = [_sample_policy(state.policy, request, rng) for _ in seeds]
-    options = {"request": request, "scip": settings.scip, "crosscheck": crosscheck}
-    played = [_evaluate_instance(spec, seed=s, **options) for spec, s in zip(specs, seeds, strict=True)]
-    default = [_evaluate_instance(request.make_spec(), seed=s, **options) for s in seeds]
+    options = {"request": request, "scip": eval_scip, "crosscheck": crosscheck, "workers": settings.workers}
+    start = time.perf_counter()
+    played = evaluate_specs(specs, seeds, **options)
+    default = evaluate_specs([request.make_spec()] * len(seeds), seeds, **options)
     played_summary, default_summary = summarise_group(played), summarise_group(default)
     return {
         "instruction": instruction,
+        "curriculum": list(curriculum),
+        "eval_scip": eval_scip.to_dict(),
         "selfplay": played_summary,
         "default": default_summary,
         "median_nodes_ratio": _ratio(played_summary["median_nodes"], default_summary["median_nodes"]),
         "postcut_gap_ratio": _ratio(played_summary["median_postcut_gap"], default_summary["median_postcut_gap"]),
         "default_spec": request.make_spec().to_dict(),
         "selfplay_knobs": [r.get("knobs") for r in played],
+        "selfplay_nodes": [r.get("nodes") for r in played],
+        "default_nodes": [r.get("nodes") for r in default],
         "training": {"rounds": state.history, "policy": state.policy.to_dict(), "seconds": round(training_seconds, 2)},
+        "evaluation_seconds": round(time.perf_counter() - start, 2),
     }
 
 
@@ -167,8 +213,12 @@ def bench_optiscribe(
     initial_std: float = 0.5,
     challenger: Literal["cem", "bandit"] = "cem",
     instructions: Mapping[str, str] | None = None,
+    curricula: Mapping[str, Sequence[str]] | None = None,
     total_nodes: int = 5000,
     time_limit: float = 60.0,
+    eval_total_nodes: int | None = None,
+    eval_time_limit: float | None = None,
+    workers: int = 1,
     crosscheck: bool = True,
     state_dir: str | Path | None = None,
 ) -> dict[str, Any]:
@@ -176,12 +226,28 @@ def bench_optiscribe(
 
     Args:
         smoothing: the CEM step towards the elite; `min_std` the floor on its spreads and `initial_std` their start.
-        instructions: family → fixed-size instruction; default `BENCH_INSTRUCTIONS` (CFL 30×10, max-cut 30 nodes).
+        instructions: family → evaluation instruction; default `BENCH_INSTRUCTIONS` (CFL 100×100, max-cut 200).
+        curricula: family → self-play instructions (easiest first); default `BENCH_CURRICULA` for the default
+            instructions, else the evaluation instruction alone.
+        total_nodes, time_limit: SCIP's caps during self-play; `eval_total_nodes`, `eval_time_limit` at evaluation
+            (default: the same).
+        workers: processes solving the instances of a round / group (results do not depend on it).
         crosscheck: also solve every evaluated instance with OR-Tools/HiGHS (≤ 1000 variables, 20 s).
         state_dir: save each family's self-play state there after every round (and resume from it).
     """
-    instructions = dict(instructions or BENCH_INSTRUCTIONS)
+    import os
+
+    load_before = os.getloadavg()
+    chosen = dict(instructions or BENCH_INSTRUCTIONS)
+    curricula = dict(curricula or {})
+    for family, instruction in chosen.items():
+        if family not in curricula:
+            standard = instructions is None or instruction == BENCH_INSTRUCTIONS.get(family)
+            curricula[family] = BENCH_CURRICULA[family] if standard else (instruction,)
     scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit)
+    eval_scip = ScipSettings(
+        seed=0, total_nodes=eval_total_nodes or total_nodes, time_limit=eval_time_limit or time_limit
+    )
     settings = SelfPlaySettings(
         rounds=rounds,
         candidates=candidates,
@@ -190,6 +256,7 @@ def bench_optiscribe(
         initial_std=initial_std,
         challenger=challenger,
         scip=scip,
+        workers=workers,
     )
     check = CrossCheckSettings() if crosscheck else None
     directory = Path(state_dir) if state_dir is not None else None
@@ -199,13 +266,15 @@ def bench_optiscribe(
     families = {
         family: bench_family(
             instruction,
+            curriculum=curricula[family],
             seed=seed,
             settings=settings,
+            eval_scip=eval_scip,
             eval_instances=eval_instances,
             crosscheck=check,
             state_path=directory / f"{family}.json" if directory is not None else None,
         )
-        for family, instruction in instructions.items()
+        for family, instruction in chosen.items()
     }
     return {
         "bench": "optiscribe",
@@ -219,10 +288,13 @@ def bench_optiscribe(
             "min_std": min_std,
             "initial_std": initial_std,
             "scip": scip.to_dict(),
+            "eval_scip": eval_scip.to_dict(),
+            "workers": workers,
             "crosscheck": check.to_dict() if check else None,
         },
         "scip_version": _scip_version(),
         "families": families,
+        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
         "seconds": round(time.perf_counter() - start, 2),
     }
 

@@ -21,11 +21,13 @@ import numpy as np
 
 from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import CemPolicy
+from synth.validators.optiscribe.difficulty import check_band_reachable
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.request import InstanceRequest
-from synth.validators.optiscribe.reward import RewardSettings, compute_reward
-from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
+from synth.validators.optiscribe.reward import RewardSettings, request_reward
+from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 
 ChallengerKind = Literal["cem", "bandit", "default"]
@@ -48,6 +50,7 @@ class SelfPlaySettings:
     advance_feasible: float = 0.8
     scip: ScipSettings = field(default_factory=ScipSettings)
     reward: RewardSettings = field(default_factory=RewardSettings)
+    workers: int = 1
 
 
 @dataclass(frozen=True)
@@ -111,12 +114,6 @@ class SelfPlayState:
         return cls(policy, int(data["level"]), int(data["round"]), list(data["history"]))
 
 
-def _solve(spec: InstanceSpec, seed: int, settings: SelfPlaySettings) -> tuple[str, ScipStats, float]:
-    text = build_model_text(spec, seed=seed)
-    stats = solve_model_text(text, settings=settings.scip)
-    return text, stats, compute_reward(stats.to_dict(), settings.reward)
-
-
 def play_round(
     state: SelfPlayState,
     curriculum: Sequence[InstanceRequest],
@@ -125,10 +122,15 @@ def play_round(
     instructions: Sequence[str],
     rng: np.random.Generator,
 ) -> list[Candidate]:
-    """Propose, solve and score one round, then update the policy and maybe advance the level (in place)."""
+    """Propose, solve and score one round, then update the policy and maybe advance the level (in place).
+
+    All proposals are drawn first, then solved (in `settings.workers` processes), so the draws and the results do
+    not depend on the number of workers.
+    """
     request = curriculum[state.level]
+    band = request.effort()
     policy_before = json.dumps(state.policy.to_dict(), sort_keys=True, separators=(",", ":"))
-    candidates, draws, rewards = [], [], []
+    proposals: list[tuple[int, InstanceSpec | None, str | None, str, dict[str, Any]]] = []
     for _ in range(settings.candidates):
         seed = int(rng.integers(2**62))
         spec, error, error_code, drawn = None, None, "invalid_spec", {}
@@ -140,7 +142,14 @@ def play_round(
                 spec = request.make_spec()
         except SpecError as caught:
             error, error_code = str(caught), caught.code
-        text, stats, reward = (None, None, 0.0) if spec is None else _solve(spec, seed, settings)
+        proposals.append((seed, spec, error, error_code, drawn))
+    texts = {i: build_model_text(p[1], seed=p[0]) for i, p in enumerate(proposals) if p[1] is not None}
+    results = solve_many([(text, settings.scip) for text in texts.values()], workers=settings.workers)
+    solved = dict(zip(texts, results, strict=True))
+    candidates, draws, rewards = [], [], []
+    for index, (seed, spec, error, error_code, drawn) in enumerate(proposals):
+        stats = solved.get(index)
+        reward = 0.0 if stats is None else request_reward(stats.to_dict(), band, settings.reward)
         candidates.append(
             Candidate(
                 round=state.round,
@@ -149,7 +158,7 @@ def play_round(
                 request=request,
                 spec=spec,
                 seed=seed,
-                model_text=text,
+                model_text=texts.get(index),
                 stats=stats,
                 reward=reward,
                 policy=policy_before,
@@ -215,6 +224,8 @@ def iterate_selfplay(
 ) -> Iterator[tuple[list[Candidate], SelfPlayState]]:
     """Play rounds from `state` (or a fresh one) until `settings.rounds`, yielding each round and the state."""
     curriculum = parse_curriculum(instructions)
+    for request in curriculum:
+        check_band_reachable(request.effort(), settings.scip.total_nodes)
     state = state or new_state(settings)
     while state.round < settings.rounds:
         rng = round_rng(seed, state.round)

@@ -4,7 +4,8 @@ Recognised (case-insensitive, any order): one family name; sizes as `N <noun>`, 
 `between A and B <noun>`, `at least/at most N <noun>`; density as `density 0.3`, `30% density`,
 `density between 0.2 and 0.3`, `edge probability 0.3`, `sparse`, `dense`; a difficulty (`easy`, `medium`,
 `hard` and synonyms); knob phrases (`tight capacities`, `single-sourcing`, `strongly correlated`,
-`weights from 1 to 5`, `barabasi-albert`, `affinity 4`, `costs up to 50`, `capacity ratio 2.5`).
+`weights from 1 to 5`, `barabasi-albert`, `affinity 4`, `costs up to 50`, `capacity ratio 2.5`); an effort target
+(`needs about 10,000 nodes`, `5k B&B nodes`), read before sizes so its number is never a graph size.
 
 Unknown families, sizes that do not apply or cannot be built, counts the size patterns cannot read (`-5 nodes`,
 `2.5 nodes`: `invalid_size`; `twenty nodes`: `instruction_unparsed`) and contradictions (two difficulties, `tight`
@@ -256,6 +257,26 @@ def find_density(text: str) -> FloatRange | None:
     return low, high
 
 
+TARGET_PATTERNS = (
+    rf"\b(?:needs?|needing|requires?|requiring|takes?|taking)\s+(?:about|around|roughly|approximately|~)?\s*"
+    rf"{INT}\s*(k?)\s+(?:(?:b&b|branch[\s-]and[\s-]bound|search|scip|solver)\s+)?nodes\b",
+    rf"(?:\b(?:about|around|roughly|approximately)\s+|~\s*)?\b{INT}\s*(k?)\s+"
+    rf"(?:b&b|branch[\s-]and[\s-]bound|search|scip|solver)\s+nodes\b",
+)
+
+
+def find_target(text: str) -> tuple[int | None, str]:
+    """An explicit effort target ("needs about 10,000 nodes", "5k B&B nodes") and the text without it, so its
+    number is never read as a graph size; two different targets raise."""
+    targets: dict[str, tuple[float, float]] = {}
+    for pattern in TARGET_PATTERNS:
+        for match in re.finditer(pattern, text):
+            value = _int(match[1]) * (1000 if match[2] else 1)
+            _set_once(targets, "nodes", (value, value), "node targets")
+        text = re.sub(pattern, " ", text)
+    return (int(targets["nodes"][0]) if targets else None), text
+
+
 def find_difficulty(text: str) -> Difficulty | None:
     """The one difficulty named, or None; two different ones raise."""
     found = {DIFFICULTY_WORDS[w] for w in re.findall(rf"\b({'|'.join(DIFFICULTY_WORDS)})\b", text)}
@@ -304,6 +325,7 @@ def parse_instruction(instruction: str) -> InstanceRequest:
         msg = "empty instruction"
         raise SpecError(msg, code="instruction_unparsed")
     family = find_family(text)
+    target, text = find_target(text)
     ranges, choices = find_knobs(text, family)
     return InstanceRequest(
         family=family,
@@ -312,6 +334,7 @@ def parse_instruction(instruction: str) -> InstanceRequest:
         difficulty=find_difficulty(text),
         knob_ranges=ranges,
         knob_choices=choices,
+        target_nodes=target,
     )
 
 
@@ -340,6 +363,8 @@ def render_instruction(request: InstanceRequest) -> str:
         parts.append(_knob_words(request.family, name, low, high))
     for name, value in request.knob_choices.items():
         parts.append(_choice_words(name, value))
+    if request.target_nodes is not None:
+        parts.append(f"needing about {request.target_nodes} B&B nodes")
     if request.difficulty:
         parts.append(request.difficulty)
     return ", ".join(part for part in parts if part)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from synth.validators.optiscribe.difficulty import EffortBand, effort_band
 from synth.validators.optiscribe.spec import (
     Difficulty,
     Family,
@@ -39,9 +40,11 @@ class InstanceRequest:
     difficulty: Difficulty | None = None
     knob_ranges: Mapping[str, FloatRange] = field(default_factory=dict)
     knob_choices: Mapping[str, str] = field(default_factory=dict)
+    target_nodes: int | None = None
 
     def __post_init__(self) -> None:
         family = family_spec(self.family)
+        self.effort()  # an impossible node target fails here
         for name, (low, high) in self.sizes.items():
             if name not in family.sizes:
                 msg = f"{self.family}: size `{name}` does not apply; sizes are {list(family.sizes)}"
@@ -58,6 +61,10 @@ class InstanceRequest:
         for name, value in self.knob_choices.items():
             family.knob(name).check(value, family=self.family)
         self.make_spec()  # impossible combinations (sizes vs density vs knobs) fail here, with the spec's reason
+
+    def effort(self) -> EffortBand | None:
+        """The band of SCIP nodes asked (an explicit target, else the difficulty's band), or None."""
+        return effort_band(self.difficulty, self.target_nodes)
 
     def size_range(self, name: str) -> IntRange:
         """The asked range of size `name` (the difficulty's standard size when not asked)."""
@@ -142,10 +149,15 @@ class InstanceRequest:
         return reasons
 
     def asked(self) -> dict[str, Any]:
-        """The checkable demands as plain JSON: size ranges and the density range (None when not asked)."""
+        """The checkable demands as plain JSON: size ranges, the density range (None when not asked) and, when a
+        difficulty or node target is asked, the `effort` band of B&B nodes (`[low, high]`, high None when open)."""
         family = family_spec(self.family)
-        return {
+        asked: dict[str, Any] = {
             "family": self.family,
             "sizes": {name: list(self.size_range(name)) for name in family.sizes},
             "density": list(self.density) if self.density is not None else None,
         }
+        band = self.effort()
+        if band is not None:
+            asked["effort"] = band.to_list()
+        return asked

@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-REWARD_VERSION = "1"
+from synth.validators.optiscribe.difficulty import EffortBand, band_reward
+
+REWARD_VERSION = "2"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +51,16 @@ def compute_reward(stats: Mapping[str, Any], settings: RewardSettings | None = N
     if stats.get("status") == "timelimit":
         reward -= settings.timeout_penalty
     return max(reward, 0.0)
+
+
+def request_reward(stats: Mapping[str, Any], band: EffortBand | None, settings: RewardSettings | None = None) -> float:
+    """The reward of a solve for a request asking `band`: the hardness reward when no band or an open-above band
+    (hard) is asked, else the band reward (1 inside, 0 a decade away): an easy request is not paid for hardness."""
+    if band is None or band.high is None:
+        return compute_reward(stats, settings)
+    return band_reward(
+        band, feasible=bool(stats.get("feasible")), nodes=int(stats.get("nodes") or 0), status=str(stats.get("status"))
+    )
 
 
 def is_trivial(nodes: float, postcut_gap: float | None) -> bool:

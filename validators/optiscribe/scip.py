@@ -13,7 +13,8 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from synth.validators.optiscribe.reading import ModelFormat, read_model_text
@@ -21,13 +22,49 @@ from synth.validators.optiscribe.reading import ModelFormat, read_model_text
 FEASIBLE_STATUSES = ("optimal", "nodelimit", "timelimit", "gaplimit", "sollimit", "stallnodelimit", "totalnodelimit")
 
 
+EMPHASES = ("default", "easycip", "hardlp", "optimality", "feasibility", "counter", "cpsolver", "numerics")
+META_SETTINGS = ("default", "off", "fast", "aggressive")
+META_GROUPS = ("presolving", "separating", "heuristics")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ScipSettings:
-    """Fixed SCIP settings: seeds, one LP thread, a total node cap and a wall-clock safety limit."""
+    """Fixed SCIP settings: seeds, one LP thread, a total node cap and a wall-clock safety limit, and optionally a
+    tuned configuration: an emphasis preset, meta settings of presolving / separating / heuristics (SCIP's
+    `SCIP_PARAMSETTING`) and explicit parameter overrides, applied in that order and before the seeds and caps."""
 
     seed: int = 0
     total_nodes: int = 5000
     time_limit: float = 60.0
+    emphasis: str = "default"
+    meta: Mapping[str, str] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.emphasis not in EMPHASES:
+            msg = f"scip: unknown emphasis {self.emphasis!r}; choose from {list(EMPHASES)}"
+            raise ValueError(msg)
+        for group, value in self.meta.items():
+            if group not in META_GROUPS or value not in META_SETTINGS:
+                msg = f"scip: meta setting {group}={value!r}; groups {list(META_GROUPS)}, values {list(META_SETTINGS)}"
+                raise ValueError(msg)
+
+    def apply(self, model: Any) -> None:
+        """Set these settings on a pyscipopt model (emphasis, meta settings, overrides, then seeds and caps)."""
+        from pyscipopt import SCIP_PARAMEMPHASIS, SCIP_PARAMSETTING
+
+        if self.emphasis != "default":
+            model.setEmphasis(getattr(SCIP_PARAMEMPHASIS, self.emphasis.upper()))
+        setters = {
+            "presolving": model.setPresolve,
+            "separating": model.setSeparating,
+            "heuristics": model.setHeuristics,
+        }
+        for group, value in sorted(self.meta.items()):
+            setters[group](getattr(SCIP_PARAMSETTING, value.upper()))
+        if self.overrides:
+            model.setParams(dict(self.overrides))
+        model.setParams(self.params())
 
     def params(self) -> dict[str, Any]:
         """The SCIP parameters these settings set."""
@@ -42,8 +79,14 @@ class ScipSettings:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values, recorded beside every solve."""
-        return asdict(self)
+        """Plain values, recorded beside every solve (the tuning fields only when set, so untuned rows keep the
+        three fields they always had)."""
+        data = asdict(self)
+        data["meta"], data["overrides"] = dict(self.meta), dict(self.overrides)
+        for name, empty in (("emphasis", "default"), ("meta", {}), ("overrides", {})):
+            if data[name] == empty:
+                del data[name]
+        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,7 +166,7 @@ def solve_model_text(text: str, *, fmt: ModelFormat = "lp", settings: ScipSettin
     """Read `text`, solve it under `settings` and measure it; malformed text raises `ModelTextError`."""
     settings = settings or ScipSettings()
     model = read_model_text(text, fmt=fmt)
-    model.setParams(settings.params())
+    settings.apply(model)
     handler = _root_event_handler()
     model.includeEventhdlr(handler, "rootbound", "root dual bound after cuts")
     start = time.perf_counter()

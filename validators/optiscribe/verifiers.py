@@ -16,9 +16,10 @@ import pyarrow as pa
 from synth.core.records import Verdict
 from synth.core.steps import Verifier
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
+from synth.validators.optiscribe.difficulty import band_from_asked, effort_violations
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import ModelTextError, read_model_text
-from synth.validators.optiscribe.reward import RewardSettings, compute_reward, hardness_score, is_trivial
+from synth.validators.optiscribe.reward import RewardSettings, hardness_score, is_trivial, request_reward
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
 from synth.validators.optiscribe.spec import SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
@@ -54,6 +55,10 @@ def _scip_reasons(stats: ScipStats, row: dict[str, Any]) -> list[str]:
         reasons.append("infeasible")
     elif not stats.feasible:
         reasons.append(f"no_solution: no feasible solution (status {stats.status})")
+    if stats.status == "timelimit":
+        reasons.append(
+            "timelimit: stopped by the wall-clock cap before the node cap, so its node count does not reproduce"
+        )
     if row.get("solve_status") is not None and stats.status != row["solve_status"]:
         reasons.append(f"status_mismatch: status {stats.status} differs from the recorded {row['solve_status']}")
     if row.get("solve_nodes") is not None and stats.nodes != row["solve_nodes"]:
@@ -141,10 +146,19 @@ def asked_by_instruction(row: Mapping[str, Any]) -> tuple[dict[str, Any] | None,
 @dataclass(frozen=True, kw_only=True)
 class InstructionVerifier(Verifier):
     """Re-read each row's instruction, measure the model's sizes and density from its variables and rows, and pass
-    rows whose model is inside what the instruction asks."""
+    rows whose model is inside what the instruction asks; an asked difficulty or node target is checked against the
+    row's recorded SCIP node count (which the `scip` verifier reproduces)."""
 
     requires: ClassVar[tuple[tuple[str, str], ...]] = (("pyscipopt", "synth[optim]"),)
-    reads: ClassVar[tuple[str, ...]] = ("instruction", "family", "model_text", "model_format", "asked")
+    reads: ClassVar[tuple[str, ...]] = (
+        "instruction",
+        "family",
+        "model_text",
+        "model_format",
+        "asked",
+        "solve_status",
+        "solve_nodes",
+    )
     scores: ClassVar[tuple[str, ...]] = ("followed", "violations")
 
     def verify(self, table: pa.Table) -> list[Verdict]:
@@ -158,6 +172,9 @@ class InstructionVerifier(Verifier):
             asked, reasons = asked_by_instruction(row)
             if asked is not None:
                 reasons += instruction_violations(measure_structure(model, asked["family"]), asked)
+                reasons += effort_violations(
+                    band_from_asked(asked), status=row["solve_status"], nodes=row["solve_nodes"]
+                )
             scores = {"followed": float(not reasons), "violations": float(len(reasons))}
             verdicts.append(Verdict(not reasons, tuple(reasons), scores))
         return verdicts
@@ -165,9 +182,17 @@ class InstructionVerifier(Verifier):
 
 @dataclass(frozen=True, kw_only=True)
 class RewardVerifier(Verifier):
-    """Recompute the reward from the re-solve; fail trivial rows and rows whose recorded reward differs."""
+    """Recompute the reward (for the asked band) from the re-solve; fail trivial rows (unless easy was asked) and
+    rows whose recorded reward differs."""
 
-    reads: ClassVar[tuple[str, ...]] = ("reward", "solve_status", "scip_feasible", "scip_nodes", "scip_postcut_gap")
+    reads: ClassVar[tuple[str, ...]] = (
+        "reward",
+        "asked",
+        "solve_status",
+        "scip_feasible",
+        "scip_nodes",
+        "scip_postcut_gap",
+    )
     scores: ClassVar[tuple[str, ...]] = ("reward", "hardness")
     settings: RewardSettings = field(default_factory=RewardSettings)
 
@@ -184,9 +209,10 @@ class RewardVerifier(Verifier):
                 "nodes": nodes,
                 "postcut_gap": row["scip_postcut_gap"],
             }
-            reward = compute_reward(stats, self.settings)
+            band = band_from_asked(json.loads(row["asked"]))
+            reward = request_reward(stats, band, self.settings)
             reasons = []
-            if is_trivial(nodes, row["scip_postcut_gap"]):
+            if is_trivial(nodes, row["scip_postcut_gap"]) and (band is None or band.low > 1):
                 reasons.append("trivial: at most 1 node and zero post-cut gap")
             if row["reward"] is not None and abs(reward - row["reward"]) > 1e-9:
                 reasons.append(f"reward_mismatch: reward {reward:.6g} differs from the recorded {row['reward']:.6g}")

@@ -1,0 +1,104 @@
+"""Difficulty as measured SCIP effort: the node band an instruction's `easy`/`medium`/`hard` or explicit target
+("needs about 10,000 nodes") asks for, how far a solve lands from it, and the band-following reward.
+
+Bands are in B&B nodes (`getNTotalNodes()`, restarts included) under the row's fixed SCIP settings, measured at
+the asked size: easy 1–10 nodes (closed at or near the root), medium 11–299, hard 300 and more (an instance
+stopped by the node cap with a solution counts as hard). An explicit target N asks for [N/3, 3N]: node counts of
+one parameterisation spread over a factor of about 3 between instance seeds. A band whose lower edge is above
+the node cap cannot be shown and is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from synth.validators.optiscribe.spec import Difficulty, SpecError
+
+DIFFICULTY_BANDS: dict[Difficulty, tuple[int, int | None]] = {"easy": (1, 10), "medium": (11, 299), "hard": (300, None)}
+TARGET_FACTOR = 3.0
+CAPPED_STATUSES = ("totalnodelimit", "nodelimit")
+
+
+@dataclass(frozen=True)
+class EffortBand:
+    """A band of B&B nodes, `high` None for open above; `label` is the difficulty or `about N nodes`."""
+
+    low: int
+    high: int | None
+    label: str
+
+    def to_list(self) -> list[int | None]:
+        """`[low, high]` as stored in a row's `asked` (high null when open)."""
+        return [self.low, self.high]
+
+    def contains(self, nodes: int, *, capped: bool = False) -> bool:
+        """Whether a solve with `nodes` lies in the band; a capped solve only shows "at least `nodes`"."""
+        if capped:
+            return self.high is None and nodes >= self.low
+        return self.low <= nodes and (self.high is None or nodes <= self.high)
+
+    def distance(self, nodes: int, *, capped: bool = False) -> float:
+        """Decades (log10) between `nodes` and the band; 0 inside."""
+        if self.contains(nodes, capped=capped):
+            return 0.0
+        value = max(nodes, 1)
+        if value < self.low:
+            return math.log10(self.low / value)
+        return math.log10(value / self.high) if self.high is not None else 0.0
+
+
+def target_band(target: int) -> EffortBand:
+    """The band of an explicit node target: [target/3, 3·target]."""
+    if target < 1:
+        msg = f"node target {target} must be at least 1"
+        raise SpecError(msg, code="invalid_target")
+    low = max(1, math.ceil(target / TARGET_FACTOR))
+    return EffortBand(low, math.floor(target * TARGET_FACTOR), f"about {target} nodes")
+
+
+def effort_band(difficulty: Difficulty | None, target_nodes: int | None) -> EffortBand | None:
+    """The band asked by an explicit target (preferred) or a difficulty word; None when neither is asked."""
+    if target_nodes is not None:
+        return target_band(target_nodes)
+    if difficulty is None:
+        return None
+    low, high = DIFFICULTY_BANDS[difficulty]
+    return EffortBand(low, high, difficulty)
+
+
+def band_from_asked(asked: Any) -> EffortBand | None:
+    """The band stored in a row's `asked["effort"]` (a `[low, high]` pair), or None."""
+    effort = asked.get("effort") if isinstance(asked, dict) else None
+    if effort is None:
+        return None
+    return EffortBand(int(effort[0]), None if effort[1] is None else int(effort[1]), "asked")
+
+
+def check_band_reachable(band: EffortBand | None, node_cap: int) -> None:
+    """Refuse a band SCIP's node cap cannot reach (its lower edge at or above the cap)."""
+    if band is not None and band.low >= node_cap:
+        msg = f"difficulty {band.label!r} needs at least {band.low} nodes, not below the node cap {node_cap}"
+        raise SpecError(msg, code="band_above_cap")
+
+
+def effort_violations(band: EffortBand | None, *, status: str | None, nodes: int | None) -> list[str]:
+    """One reason (`effort_unmeasured`, `effort_outside`) when a solve is not in the asked band."""
+    if band is None:
+        return []
+    if nodes is None or status is None:
+        return ["effort_unmeasured: no recorded SCIP solve to compare with the asked difficulty"]
+    capped = status in CAPPED_STATUSES
+    if band.contains(nodes, capped=capped):
+        return []
+    shown = f"{nodes}{'+ (node cap)' if capped else ''} nodes"
+    high = "inf" if band.high is None else str(band.high)
+    return [f"effort_outside: {shown}, asked [{band.low}, {high}]"]
+
+
+def band_reward(band: EffortBand, *, feasible: bool, nodes: int, status: str) -> float:
+    """1 inside the band, falling linearly to 0 one decade away; 0 without a feasible solution."""
+    if not feasible:
+        return 0.0
+    return max(0.0, 1.0 - band.distance(nodes, capped=status in CAPPED_STATUSES))
