@@ -102,6 +102,7 @@ def inspect_command(
         for reason, count in info["rejected"].items():
             reasons.add_row(escape(str(reason)), str(count))
         console.print(reasons)
+    _show_curation(info.get("curation") or {})
     for path in info.get("plots", []):
         console.print(f"wrote {path}")
     for index, row in enumerate(info["sample"]):
@@ -109,6 +110,24 @@ def inspect_command(
         for key, value in row.items():
             sample.add_row(escape(key), escape(repr(value) if not isinstance(value, str) else value))
         console.print(sample)
+
+
+def _show_curation(report: dict) -> None:
+    """The `synth curate` report: rows dropped per operation, then cluster sizes of the dedup steps."""
+    if not report:
+        return
+    table = Table("step", "kind", "rows in", "dropped", "reason", title="curation", title_justify="left")
+    for op in report.get("operations", []):
+        counts = (f"{op['rows_in']:,}", f"{op['dropped']:,}")
+        table.add_row(escape(str(op["name"])), op["kind"], *counts, escape(op["reason"]))
+    console.print(table)
+    for op in report.get("operations", []):
+        if op.get("clusters"):
+            title = f"duplicate clusters: {escape(op['name'])}"
+            sizes = Table("cluster size", "clusters", title=title, title_justify="left")
+            for size, count in op["clusters"].items():
+                sizes.add_row(size, f"{count:,}")
+            console.print(sizes)
 
 
 def register(app: typer.Typer) -> None:

@@ -100,4 +100,16 @@ def _describe(dataset: SynthDataset, *, sample_rows: int, width: int) -> dict[st
         "verdicts": verdict_rates(kept, verdict_columns) if kept is not None else {},
         "rejected": reasons,
         "sample": _sample_rows(data_files, sample_rows, width),
+        **_curation(dataset.root),
     }
+
+
+def _curation(root: Path) -> dict[str, Any]:
+    """`curation`: the report of `synth curate` (per operation: rows in, dropped, clusters) when OUT has one."""
+    import json
+
+    try:
+        report = json.loads((root / "curation.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {"curation": report} if isinstance(report, dict) else {}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.core.errors import OutputDirError
-from synth.core.manifest import utc_now
+from synth.core.manifest import MANIFEST_FORMAT, utc_now
 from synth.core.sink import DatasetDir, is_temp_name, sha256_file, write_json_atomic
 from synth.core.stage import StageContext, StageInput
 from synth.pipelines.stages import GENERATE, Stage, StagePlan, stage_input, stage_kinds
@@ -182,6 +182,11 @@ def run_atomic_stage(plan: StagePlan, stage: Stage, root: Path) -> dict[str, Any
         "summary": summary,
         "created_at": utc_now(),
     }
+    written = read_json_or_none(work / "manifest.json")
+    if written is not None and written.get("format") == MANIFEST_FORMAT:
+        # a stage that writes a synth dataset (curate) keeps its dataset manifest, with the stage's fields added
+        stage_fields = ("kind", "stage", "fingerprint", "settings", "summary")
+        manifest = written | {key: manifest[key] for key in stage_fields} | {"stage_inputs": manifest["inputs"]}
     write_json_atomic(work / "manifest.json", manifest)
     final = root / stage.name
     if final.exists():
