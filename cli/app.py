@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from synth import __version__
-from synth.cli import bench, domains, inspect, lob, optiscribe, run, serve, study, toolforge, train, verify
+from synth.cli import bench, curate, domains, inspect, lob, optiscribe, run, serve, study, toolforge, train, verify
 from synth.cli._common import setup_logging
 
 app = typer.Typer(
@@ -42,6 +42,7 @@ train.register(app)
 lob.register(app)
 optiscribe.register(app)
 toolforge.register(app)
+curate.register(app)
 serve.register(app)
 app.add_typer(study.app, name="study")
 app.add_typer(bench.app, name="bench")
