@@ -5,6 +5,7 @@ Without `PREFECT_API_URL` Prefect starts a temporary local server; with it, runs
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -58,33 +59,47 @@ def make_task_runner(
     name: TaskRunnerName,
     workers: int | None,
     *,
+    address: str | None = None,
     dask_address: str | None = None,
     dashboard_address: str | None = None,
 ) -> TaskRunner:
-    """A Prefect task runner by name: threads (default), processes, or dask (prefect-dask, `synth[dist]`).
+    """A Prefect task runner by name: threads (default), processes, dask (prefect-dask) or ray (prefect-ray).
 
-    A local Dask cluster listens on 127.0.0.1 only and has no dashboard unless `dashboard_address` asks for one
-    (e.g. `127.0.0.1:8787`; Dask's own default would serve it on every interface).
+    `address` (or the older `dask_address`) connects to an existing cluster: a Dask scheduler
+    (`tcp://host:8786`) or a Ray head (`host:6379`, `ray://host:10001`). Without one, a local cluster of
+    `workers` single-threaded workers starts on 127.0.0.1 with no dashboard unless `dashboard_address` asks for
+    one (e.g. `127.0.0.1:8787`; Dask's own default would serve it on every interface).
     """
+    workers = workers or os.cpu_count() or 1
     if name == "dask":
-        try:
-            from prefect_dask import DaskTaskRunner
-        except ImportError:
-            msg = "task runner `dask` needs prefect-dask; install it with `pip install 'synth[dist]'`"
-            raise MissingDependencyError(msg) from None
-        if dask_address:
-            return DaskTaskRunner(address=dask_address)
+        dask_runner = _import_runner("prefect_dask", "DaskTaskRunner", "dask")
+        if address or dask_address:
+            return dask_runner(address=address or dask_address)
         cluster = {
-            "n_workers": workers or os.cpu_count() or 1,
+            "n_workers": workers,
             "threads_per_worker": 1,
             "processes": True,
             "host": "127.0.0.1",
             "dashboard_address": dashboard_address,
         }
-        return DaskTaskRunner(cluster_kwargs=cluster)
+        return dask_runner(cluster_kwargs=cluster)
+    if name == "ray":
+        ray_runner = _import_runner("prefect_ray", "RayTaskRunner", "ray")
+        if address:
+            return ray_runner(address=address)
+        local = {"num_cpus": workers, "include_dashboard": False, "_node_ip_address": "127.0.0.1"}
+        return ray_runner(init_kwargs=local | {"log_to_driver": False})
     if name == "processes":
-        return ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
-    return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+        return ProcessPoolTaskRunner(max_workers=workers)
+    return ThreadPoolTaskRunner(max_workers=workers)
+
+
+def _import_runner(module: str, name: str, runner: str) -> Any:
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        msg = f"task runner `{runner}` needs {module.replace('_', '-')}; install it with `pip install 'synth[dist]'`"
+        raise MissingDependencyError(msg) from None
 
 
 def run_prefect(
@@ -99,6 +114,7 @@ def run_prefect(
     runner = make_task_runner(
         task_runner or config.execution.task_runner,
         workers or config.execution.workers,
+        address=config.execution.address,
         dask_address=config.execution.dask_address,
     )
     configured = synth_pipeline_flow.with_options(task_runner=runner)

@@ -39,6 +39,7 @@ def run_stages_prefect(
         runner = make_task_runner(
             task_runner or plan.execution.task_runner,
             workers or plan.execution.workers,
+            address=execution.address or plan.execution.address,
             dask_address=execution.dask_address or plan.execution.dask_address,
         )
         subflow = synth_pipeline_flow.with_options(task_runner=runner, flow_run_name=f"stage-{stage.name}")
