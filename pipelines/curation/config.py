@@ -77,7 +77,8 @@ class ExactDedup(Operation):
 
 
 class NearDedup(Operation):
-    """Drop rows whose MinHash-estimated Jaccard similarity to an earlier kept row is at least `threshold`."""
+    """Drop rows whose Jaccard similarity to an earlier kept row is at least `threshold`: MinHash + LSH banding
+    find candidate pairs, which are then confirmed by their exact shingle Jaccard (or the MinHash estimate)."""
 
     reason: ClassVar[str] = "curate:near_duplicate"
     kind: Literal["near_dedup"]
@@ -89,6 +90,9 @@ class NearDedup(Operation):
     rows_per_band: PositiveInt = Field(6, description="signature values per band (bands x rows <= num_perm)")
     threshold: float = Field(0.8, gt=0, le=1, description="estimated Jaccard at or above which a pair is a duplicate")
     seed: int = Field(1, ge=0, lt=2**63, description="seed of the permutations")
+    verify: Literal["exact", "minhash"] = Field(
+        "exact", description="confirm LSH candidates by exact shingle Jaccard, or by the MinHash estimate"
+    )
     all_pairs_up_to: PositiveInt = Field(
         32, description="buckets up to this size compare all pairs (else a star + chain)"
     )

@@ -25,7 +25,15 @@ from synth.pipelines.curation.inputs import CurateInputs
 from synth.pipelines.curation.operations import ROW_LOCAL, drop_and_detail, text_of
 from synth.validators.curation.buckets import BucketSpill, bucket_pairs, greedy_keep, partitions_for, unique_pairs
 from synth.validators.curation.decontam import EvalIndex
-from synth.validators.curation.hashing import band_hashes, exact_keys, minhash_signatures, permutations, text_buffers
+from synth.validators.curation.hashing import (
+    band_hashes,
+    exact_keys,
+    jaccard_pairs,
+    minhash_signatures,
+    permutations,
+    shingle_sets,
+    text_buffers,
+)
 from synth.validators.curation.signatures import SignatureFile, verify_pairs
 
 KEPT = 255
@@ -87,7 +95,7 @@ class _Indexer:
         self.fails: dict[int, list[np.ndarray]] = {}
         self.matches: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.exact: dict[int, BucketSpill] = {}
-        self.near: dict[int, tuple[SignatureFile, list[BucketSpill], tuple[np.ndarray, np.ndarray]]] = {}
+        self.near: dict[int, tuple[SignatureFile | None, list[BucketSpill], tuple[np.ndarray, np.ndarray]]] = {}
         self.codes: dict[int, list[np.ndarray]] = {}
         self.values: dict[int, dict[str, int]] = {}
         parts = partitions_for(inputs.rows, budget)
@@ -100,7 +108,7 @@ class _Indexer:
                 self.exact[index] = BucketSpill(work, f"exact{index}", parts)
             elif isinstance(op, NearDedup):
                 spills = [BucketSpill(work, f"near{index}-band{band:03d}", parts) for band in range(op.bands)]
-                sigs = SignatureFile(work / f"near{index}.sig", op.num_perm)
+                sigs = SignatureFile(work / f"near{index}.sig", op.num_perm) if op.verify == "minhash" else None
                 self.near[index] = (sigs, spills, permutations(op.num_perm, op.seed))
             elif isinstance(op, Balance):
                 self.codes[index], self.values[index] = [], {}
@@ -138,19 +146,26 @@ class _Indexer:
                 keys = exact_keys(data, offsets)
                 self.exact[index].add(keys[:, 0], keys[:, 1], rows)
             elif isinstance(op, NearDedup):
-                sigfile, spills, (a, b) = self.near[index]
-                sig, shingles = minhash_signatures(*text(op.text), ngram=op.ngram, unit=op.unit, a=a, b=b)
-                sigfile.add(sig)
-                usable = shingles > 0
-                bands = band_hashes(sig[usable], op.bands, op.rows_per_band)
-                for band, spill in enumerate(spills):
-                    spill.add(bands[:, band], None, rows[usable])
+                self._add_near(index, op, text(op.text), rows)
             elif isinstance(op, Balance):
-                values = frame[op.column].cast(pl.String).fill_null("null")
-                known = self.values[index]
-                for value in values.unique(maintain_order=True).to_list():
-                    known.setdefault(value, len(known))
-                self.codes[index].append(values.replace_strict(known, return_dtype=pl.Int64).to_numpy())
+                self._add_balance(index, op, frame)
+
+    def _add_near(self, index: int, op: NearDedup, text: tuple[np.ndarray, np.ndarray], rows: np.ndarray) -> None:
+        sigfile, spills, (a, b) = self.near[index]
+        sig, shingles = minhash_signatures(*text, ngram=op.ngram, unit=op.unit, a=a, b=b)
+        if sigfile is not None:
+            sigfile.add(sig)
+        usable = shingles > 0
+        bands = band_hashes(sig[usable], op.bands, op.rows_per_band)
+        for band, spill in enumerate(spills):
+            spill.add(bands[:, band], None, rows[usable])
+
+    def _add_balance(self, index: int, op: Balance, frame: pl.DataFrame) -> None:
+        values = frame[op.column].cast(pl.String).fill_null("null")
+        known = self.values[index]
+        for value in values.unique(maintain_order=True).to_list():
+            known.setdefault(value, len(known))
+        self.codes[index].append(values.replace_strict(known, return_dtype=pl.Int64).to_numpy())
 
 
 def index_and_resolve(config: CurateConfig, inputs: CurateInputs, work: Path, evals: dict[int, EvalIndex]) -> Decisions:
@@ -164,7 +179,6 @@ def index_and_resolve(config: CurateConfig, inputs: CurateInputs, work: Path, ev
     seconds = {"index": time.perf_counter() - start}
     decisions = Decisions(drop_op=np.full(base, KEPT, dtype=np.uint8), seconds=seconds)
     names = step_names(config)
-    budget = config.memory_budget_mb << 20
     for index, op in enumerate(config.operations):
         start = time.perf_counter()
         alive = decisions.drop_op == KEPT
@@ -186,7 +200,7 @@ def index_and_resolve(config: CurateConfig, inputs: CurateInputs, work: Path, ev
         elif index in indexer.exact:
             refs = _exact(indexer.exact[index], alive)
         elif index in indexer.near:
-            refs = _near(op, indexer.near[index], alive, budget, entry)  # type: ignore[arg-type]
+            refs = _near(op, indexer, index, alive, entry)  # type: ignore[arg-type]
         else:
             refs = _balance(op, np.concatenate(indexer.codes[index]), indexer.values[index], alive, entry)  # type: ignore[arg-type]
         decisions.drop_op[refs["rows"]] = index
@@ -222,13 +236,10 @@ def _exact(spill: BucketSpill, alive: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _near(
-    op: NearDedup,
-    index: tuple[SignatureFile, list[BucketSpill], Any],
-    alive: np.ndarray,
-    budget: int,
-    entry: dict[str, Any],
+    op: NearDedup, indexer: _Indexer, index: int, alive: np.ndarray, entry: dict[str, Any]
 ) -> dict[str, np.ndarray]:
-    sigfile, spills, _ = index
+    sigfile, spills, _ = indexer.near[index]
+    budget = indexer.config.memory_budget_mb << 20
     found = []
     for spill in spills:
         for records in spill.partitions(alive):
@@ -236,7 +247,12 @@ def _near(
                 found.append(bucket_pairs(records["k1"], records["k2"], records["row"], op.all_pairs_up_to))
         found = [unique_pairs(found)]
     pairs = unique_pairs(found)
-    similarity = verify_pairs(pairs, sigfile, budget_bytes=budget) if len(pairs) else np.zeros(0, dtype=np.float32)
+    if not len(pairs):
+        similarity = np.zeros(0, dtype=np.float32)
+    elif sigfile is not None:
+        similarity = verify_pairs(pairs, sigfile, budget_bytes=budget)
+    else:
+        similarity = _exact_similarity(op, indexer, pairs, budget)
     verified = similarity >= np.float32(op.threshold)
     entry["candidate_pairs"], entry["verified_pairs"] = len(pairs), int(verified.sum())
     pairs, similarity = pairs[verified], similarity[verified]
@@ -246,6 +262,34 @@ def _near(
     rows, rep, sim = pairs[taken, 1], pairs[taken, 0], similarity[taken]
     order = np.argsort(rows, kind="stable")
     return {"rows": rows[order], "ref": rep[order], "sim": sim[order]}
+
+
+def _exact_similarity(op: NearDedup, indexer: _Indexer, pairs: np.ndarray, budget: int) -> np.ndarray:
+    """Exact shingle Jaccard of each pair: the inputs are streamed again once per group of pairs whose rows'
+    shingle sets fit `budget` (counted at 256 shingles of 4 bytes per row)."""
+    out = np.empty(len(pairs), dtype=np.float32)
+    per_group = max(1, budget // (2 * 4 * 256))
+    expr = text_of(op.text, indexer.schema)
+    for start in range(0, len(pairs), per_group):
+        group = pairs[start : start + per_group]
+        rows = np.unique(group)
+        starts, values = [np.zeros(1, dtype=np.int64)], []
+        base, used = 0, 0
+        for batch in indexer.inputs.batches(op.reads(), indexer.config.batch_rows):
+            lo, hi = np.searchsorted(rows, [base, base + batch.num_rows])
+            if hi > lo:
+                frame = pl.from_arrow(batch)
+                data, offsets = text_buffers(frame.select(expr).to_series().to_arrow())  # type: ignore[union-attr]
+                local, shingles = shingle_sets(data, offsets, op.ngram, op.unit == "char", rows[lo:hi] - base)
+                starts.append(local[1:] + used)
+                values.append(shingles)
+                used += len(shingles)
+            base += batch.num_rows
+        flat_starts = np.concatenate(starts)
+        flat_values = np.concatenate(values) if values else np.zeros(0, dtype=np.uint32)
+        first, second = np.searchsorted(rows, group[:, 0]), np.searchsorted(rows, group[:, 1])
+        out[start : start + len(group)] = jaccard_pairs(first, second, flat_starts, flat_values)
+    return out
 
 
 def _balance(

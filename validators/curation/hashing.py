@@ -207,3 +207,57 @@ def first_matches(starts: np.ndarray, hashes: np.ndarray, table: np.ndarray, ite
                 out[row] = items[pos]
                 break
     return out
+
+
+@numba.njit(cache=True)
+def shingle_sets(
+    data: np.ndarray, offsets: np.ndarray, n: int, unit_char: bool, chosen: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct 32-bit shingle hashes (the values MinHash permutes) of the `chosen` texts, as CSR."""
+    longest, total = 1, 0
+    for row in chosen:
+        size = offsets[row + 1] - offsets[row] + 1
+        longest = max(longest, size)
+        total += size
+    tokens = np.empty(longest, dtype=np.uint64)
+    out = np.empty(total, dtype=np.uint32)
+    starts = np.zeros(chosen.shape[0] + 1, dtype=np.int64)
+    used = 0
+    for index in range(chosen.shape[0]):
+        row = chosen[index]
+        count = _token_hashes(data, offsets[row], offsets[row + 1], unit_char, tokens)
+        if count > 0:
+            width = min(n, count)
+            windows = count - width + 1
+            values = np.empty(windows, dtype=np.uint32)
+            for w in range(windows):
+                values[w] = np.uint32(_window(tokens, w, width) & MAX_HASH)
+            values = np.unique(values)
+            out[used : used + values.shape[0]] = values
+            used += values.shape[0]
+        starts[index + 1] = used
+    return starts, out[:used]
+
+
+@numba.njit(cache=True)
+def jaccard_pairs(first: np.ndarray, second: np.ndarray, starts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Exact Jaccard similarity of CSR sets `first[p]` and `second[p]` (sorted distinct values)."""
+    out = np.zeros(first.shape[0], dtype=np.float32)
+    for p in range(first.shape[0]):
+        i, end_i = starts[first[p]], starts[first[p] + 1]
+        j, end_j = starts[second[p]], starts[second[p] + 1]
+        size = (end_i - i) + (end_j - j)
+        if size == 0:
+            continue
+        common = 0
+        while i < end_i and j < end_j:
+            if values[i] == values[j]:
+                common += 1
+                i += 1
+                j += 1
+            elif values[i] < values[j]:
+                i += 1
+            else:
+                j += 1
+        out[p] = common / (size - common)
+    return out
