@@ -5,7 +5,21 @@ from __future__ import annotations
 import typer
 
 from synth import __version__
-from synth.cli import bench, curate, domains, inspect, lob, optiscribe, run, serve, study, toolforge, train, verify
+from synth.cli import (
+    bench,
+    curate,
+    deploy,
+    domains,
+    inspect,
+    lob,
+    optiscribe,
+    run,
+    serve,
+    study,
+    toolforge,
+    train,
+    verify,
+)
 from synth.cli._common import setup_logging
 
 app = typer.Typer(
@@ -43,6 +57,7 @@ lob.register(app)
 optiscribe.register(app)
 toolforge.register(app)
 curate.register(app)
+deploy.register(app)
 serve.register(app)
 app.add_typer(study.app, name="study")
 app.add_typer(bench.app, name="bench")
