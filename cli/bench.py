@@ -181,9 +181,18 @@ def optiscribe_command(
     eval_instances: int = typer.Option(16, "--eval-instances", min=1, help="Instances solved per group."),
     seed: int = typer.Option(0, "--seed", help="Seed of self-play and of the evaluated instances."),
     crosscheck: bool = typer.Option(True, "--crosscheck/--no-crosscheck", help="Cross-check with OR-Tools."),
+    total_nodes: int = typer.Option(2000, "--total-nodes", min=1, help="SCIP node cap of the self-play solves."),
+    eval_total_nodes: int = typer.Option(3000, "--eval-total-nodes", min=1, help="SCIP node cap at evaluation."),
+    time_limit: float = typer.Option(600.0, "--time-limit", min=1, help="SCIP wall-clock safety cap per solve (s)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Solver processes (results do not depend on it)."),
+    scale: str = typer.Option("real", "--scale", help="real (CFL 100×100, max-cut 200 nodes) or small (tests)."),
 ) -> None:
-    """Self-played vs default-generator MILPs (CFL, max-cut): median SCIP nodes and post-cut gap ratios."""
-    from synth.generators.optiscribe.bench import bench_optiscribe, write_bench
+    """Self-played vs default-generator MILPs (CFL 100×100, max-cut 200 nodes): SCIP node and post-cut gap ratios."""
+    from synth.generators.optiscribe.bench import SMALL_BENCH_INSTRUCTIONS, bench_optiscribe, write_bench
+
+    if scale not in ("real", "small"):
+        err_console.print(f"[bold red]error:[/] --scale: unknown scale {scale!r}; choose real, small")
+        raise typer.Exit(2)
 
     if challenger not in ("cem", "bandit"):
         err_console.print(f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose cem, bandit")
@@ -195,6 +204,11 @@ def optiscribe_command(
         eval_instances=eval_instances,
         challenger=challenger,  # type: ignore[arg-type]
         crosscheck=crosscheck,
+        total_nodes=total_nodes,
+        eval_total_nodes=eval_total_nodes,
+        time_limit=time_limit,
+        workers=workers,
+        instructions=SMALL_BENCH_INSTRUCTIONS if scale == "small" else None,
     )
     write_bench(report, out)
     summary = {

@@ -1,6 +1,8 @@
-"""`synth optiscribe export`: write the kept MILPs of an OptiScribe dataset as `.lp`/`.mps` files.
+"""`synth optiscribe ...`: export the kept MILPs, tune SCIP on a generated family, measure difficulty following.
 
 synth optiscribe export out/optiscribe                      # -> out/optiscribe/instances/<id>.lp, <id>.mps
+synth optiscribe tune max_cut facility_location -o docs/bench/optiscribe-tune.json
+synth optiscribe bands -o docs/bench/optiscribe-bands.json  # share of instances inside the asked node band
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import typer
 
 from synth.cli._common import cli_errors, console, err_console
 
-app = typer.Typer(help="OptiScribe datasets: export the instances as solver files.", no_args_is_help=True)
+app = typer.Typer(
+    help="OptiScribe: export instances as solver files, tune SCIP on a generated family, measure difficulty bands.",
+    no_args_is_help=True,
+)
 
 
 @app.command("export")
@@ -34,6 +39,87 @@ def export_command(
         raise typer.Exit(2)
     report = export_instances(dataset, target=target, formats=chosen)  # type: ignore[arg-type]
     console.print_json(json.dumps(report))
+
+
+@app.command("tune")
+@cli_errors
+def tune_command(
+    families: list[str] = typer.Argument(..., help="Families to tune (e.g. max_cut facility_location)."),
+    out: Path = typer.Option(Path("optiscribe-tune.json"), "--out", "-o", help="Where to write the JSON report."),
+    instruction: str | None = typer.Option(None, "--instruction", help="Instance instruction (one family only)."),
+    train: int = typer.Option(4, "--train", min=1, help="Generated training instances."),
+    heldout: int = typer.Option(6, "--heldout", min=1, help="Generated held-out instances."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the instance streams."),
+    total_nodes: int = typer.Option(20_000, "--total-nodes", min=1, help="SCIP node cap per solve."),
+    time_limit: float = typer.Option(120.0, "--time-limit", min=1, help="SCIP wall-clock cap per solve (s)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Solver processes (the choice does not depend on it)."),
+) -> None:
+    """Pick SCIP settings (emphasis presets, then a coordinate search over separating / presolving / heuristics
+    and the branching score) on generated instances; report tuned vs default on held-out ones."""
+    from synth.generators.optiscribe.tune import TUNE_INSTRUCTIONS, tune_report, write_report
+
+    unknown = [f for f in families if f not in TUNE_INSTRUCTIONS]
+    if unknown:
+        err_console.print(f"[bold red]error:[/] unknown family {unknown[0]!r}; choose from {sorted(TUNE_INSTRUCTIONS)}")
+        raise typer.Exit(2)
+    if instruction is not None and len(families) != 1:
+        err_console.print("[bold red]error:[/] --instruction: give exactly one family with it")
+        raise typer.Exit(2)
+    options = {
+        "instruction": instruction,
+        "train": train,
+        "heldout": heldout,
+        "seed": seed,
+        "total_nodes": total_nodes,
+        "time_limit": time_limit,
+        "workers": workers,
+    }
+    report = tune_report(families, options=options)
+    write_report(report, out)
+    summary = {
+        f: {"chosen": r["chosen"], "heldout_time_ratio": r["heldout"]["median_deterministic_time_ratio"]}
+        for f, r in report["families"].items()
+    }
+    console.print_json(json.dumps(summary))
+    console.print(f"wrote {out}")
+
+
+@app.command("bands")
+@cli_errors
+def bands_command(
+    out: Path = typer.Option(Path("optiscribe-bands.json"), "--out", "-o", help="Where to write the JSON report."),
+    bands: str = typer.Option("easy,medium,hard", "--bands", help="Comma-separated: easy, medium, hard, about:N."),
+    rounds: int = typer.Option(4, "--rounds", min=1, help="Self-play rounds per band."),
+    candidates: int = typer.Option(8, "--candidates", min=1, help="Proposals per round."),
+    eval_instances: int = typer.Option(10, "--eval-instances", min=1, help="Instances evaluated per band."),
+    seed: int = typer.Option(0, "--seed", help="Seed of self-play and evaluation."),
+    total_nodes: int = typer.Option(3000, "--total-nodes", min=1, help="SCIP node cap per solve."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Solver processes (results do not depend on it)."),
+) -> None:
+    """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
+    from synth.generators.optiscribe.bench import bench_bands, write_bench
+
+    chosen = []
+    for band in (b.strip() for b in bands.split(",") if b.strip()):
+        target = band.removeprefix("about:")
+        if band in ("easy", "medium", "hard") or (band.startswith("about:") and target.isdigit()):
+            chosen.append(band if band in ("easy", "medium", "hard") else f"about {int(target)}")
+            continue
+        err_console.print(f"[bold red]error:[/] --bands: unknown band {band!r}; use easy, medium, hard or about:N")
+        raise typer.Exit(2)
+    report = bench_bands(
+        bands=chosen,
+        seed=seed,
+        rounds=rounds,
+        candidates=candidates,
+        eval_instances=eval_instances,
+        total_nodes=total_nodes,
+        workers=workers,
+    )
+    write_bench(report, out)
+    summary = {f: {b: r["selfplay_in_band"] for b, r in bs.items()} for f, bs in report["families"].items()}
+    console.print_json(json.dumps(summary))
+    console.print(f"wrote {out}")
 
 
 def register(root: typer.Typer) -> None:

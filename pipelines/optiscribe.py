@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from synth.core.config import StrictModel
 from synth.core.registry import DomainSpec
@@ -22,7 +22,19 @@ class ScipConfig(StrictModel):
 
     seed: int = Field(0, ge=0, description="randomization seeds (seed shift, permutation, LP)")
     total_nodes: PositiveInt = Field(5000, description="limits/totalnodes: the reproducible cap on B&B nodes")
-    time_limit: float = Field(60.0, gt=0, description="wall-clock safety limit in seconds (not reproducible)")
+    time_limit: float = Field(
+        60.0, gt=0, description="wall-clock safety limit in seconds; a row stopped by it fails `synth verify`"
+    )
+    emphasis: str = Field("default", description="SCIP emphasis preset (e.g. from `synth optiscribe tune`)")
+    meta: dict[str, str] = Field(default_factory=dict, description="presolving/separating/heuristics: off|fast|...")
+    overrides: dict[str, float | int | str | bool] = Field(default_factory=dict, description="SCIP parameters")
+
+    @model_validator(mode="after")
+    def _valid(self) -> ScipConfig:
+        from synth.validators.optiscribe.scip import ScipSettings
+
+        ScipSettings(**self.model_dump())  # an unknown emphasis or meta setting is a ValueError on this field
+        return self
 
 
 class RewardConfig(StrictModel):
@@ -64,6 +76,16 @@ class OptiScribeConfig(StrictModel):
     scip: ScipConfig = Field(default_factory=ScipConfig)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     crosscheck: CrossCheckConfig = Field(default_factory=CrossCheckConfig)
+    workers: PositiveInt = Field(1, description="processes solving a round's proposals (results do not depend on it)")
+
+    @model_validator(mode="after")
+    def _bands_reachable(self) -> OptiScribeConfig:
+        from synth.generators.optiscribe.selfplay import parse_curriculum
+        from synth.validators.optiscribe.difficulty import check_band_reachable
+
+        for request in parse_curriculum(self.curriculum):
+            check_band_reachable(request.effort(), self.scip.total_nodes)
+        return self
 
     @field_validator("curriculum")
     @classmethod
@@ -93,6 +115,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         advance_feasible=config.advance_feasible,
         scip=ScipSettings(**config.scip.model_dump()),
         reward=RewardSettings(**config.reward.model_dump()),
+        workers=config.workers,
     )
     return OptiScribeGenerator(
         name=f"optiscribe-{config.challenger}", version="1", curriculum=tuple(config.curriculum), settings=settings

@@ -33,19 +33,25 @@ from synth.validators.optiscribe.scip import ScipSettings
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
-BENCH_INSTRUCTIONS: dict[str, str] = {
-    "facility_location": "a capacitated facility location problem with 100 customers and 100 facilities, hard",
-    "max_cut": "a max-cut problem with 200 nodes, density 0.02, hard",
-}
-BENCH_CURRICULA: dict[str, tuple[str, ...]] = {
+BENCH_INSTRUCTIONS: dict[str, str] = {  # Ecole's CFL (splittable demands) and a sparse max-cut of 200 nodes
     "facility_location": (
-        "a capacitated facility location problem with 30 customers and 30 facilities, hard",
-        "a capacitated facility location problem with 50 customers and 50 facilities, hard",
+        "a capacitated facility location problem with 100 customers and 100 facilities, splittable demands, hard"
+    ),
+    "max_cut": "a max-cut problem with 200 nodes, density 0.015, hard",
+}
+BENCH_CURRICULA: dict[str, tuple[str, ...]] = {  # self-play climbs these sizes; the policy is then used at real size
+    "facility_location": (
+        "a capacitated facility location problem with 30 customers and 30 facilities, splittable demands, hard",
+        "a capacitated facility location problem with 50 customers and 50 facilities, splittable demands, hard",
     ),
     "max_cut": (
-        "a max-cut problem with 60 nodes, density 0.06, hard",
-        "a max-cut problem with 100 nodes, density 0.04, hard",
+        "a max-cut problem with 60 nodes, density 0.05, hard",
+        "a max-cut problem with 100 nodes, density 0.03, hard",
     ),
+}
+SMALL_BENCH_INSTRUCTIONS: dict[str, str] = {  # the sizes tests use: every solve well under a second
+    "facility_location": "a capacitated facility location problem with 15 customers and 8 facilities",
+    "max_cut": "a max-cut problem with 14 nodes, density 0.4",
 }
 DECILES = tuple(round(0.1 * k, 1) for k in range(1, 10))
 
@@ -308,3 +314,79 @@ def _scip_version() -> str:
 def write_bench(report: Mapping[str, Any], path: str | Path) -> None:
     """Write a bench report as indented JSON."""
     Path(path).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+BAND_BASES: dict[str, str] = {
+    "max_cut": "a max-cut problem with 50 nodes, density 0.1",
+    "facility_location": "a capacitated facility location problem with 30 customers and 30 facilities",
+}
+BAND_WORDS = ("easy", "medium", "hard")
+
+
+def bench_bands(
+    *,
+    bases: Mapping[str, str] | None = None,
+    bands: Sequence[str] = BAND_WORDS,
+    seed: int = 0,
+    rounds: int = 4,
+    candidates: int = 8,
+    eval_instances: int = 10,
+    min_std: float = 0.05,
+    total_nodes: int = 3000,
+    time_limit: float = 120.0,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
+    self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
+    of the default parameterisation's, same seeds) whose SCIP node count lies in the asked band."""
+    import os
+
+    load_before = os.getloadavg()
+    scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit)
+    settings = SelfPlaySettings(
+        rounds=rounds, candidates=candidates, min_std=min_std, challenger="cem", scip=scip, workers=workers
+    )
+    start = time.perf_counter()
+    families: dict[str, Any] = {}
+    for family, base in dict(bases or BAND_BASES).items():
+        families[family] = {}
+        for band in bands:
+            words = f"needing about {band.split()[-1]} B&B nodes" if band.startswith("about") else band
+            instruction = f"{base}, {words}"
+            result = bench_family(
+                instruction,
+                curriculum=(instruction,),
+                seed=seed,
+                settings=settings,
+                eval_scip=scip,
+                eval_instances=eval_instances,
+                crosscheck=None,
+            )
+            families[family][band] = {
+                "instruction": instruction,
+                "effort_band": parse_instruction(instruction).effort().to_list(),  # type: ignore[union-attr]
+                "selfplay_in_band": result["selfplay"]["in_band_rate"],
+                "default_in_band": result["default"]["in_band_rate"],
+                "selfplay_feasibility": result["selfplay"]["feasibility_rate"],
+                "selfplay_nodes": result["selfplay_nodes"],
+                "default_nodes": result["default_nodes"],
+                "selfplay_knobs": result["selfplay_knobs"],
+                "training": result["training"]["rounds"],
+            }
+    shares = [b["selfplay_in_band"] for f in families.values() for b in f.values()]
+    return {
+        "bench": "optiscribe-bands",
+        "seed": seed,
+        "settings": {
+            "rounds": rounds,
+            "candidates": candidates,
+            "eval_instances": eval_instances,
+            "min_std": min_std,
+            "scip": scip.to_dict(),
+            "workers": workers,
+        },
+        "families": families,
+        "min_in_band_share": min(shares) if shares else None,
+        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
+        "seconds": round(time.perf_counter() - start, 2),
+    }

@@ -19,8 +19,8 @@ TINY = {
     "shards": 2,
     "generator": {
         "curriculum": [
-            "a max-cut problem with 12 nodes, density 0.4, hard",
-            "a max-cut problem with 14 nodes, density 0.4, hard",
+            "a max-cut problem with 12 nodes, density 0.4",
+            "a max-cut problem with 14 nodes, density 0.4",
         ],
         "rounds": 2,
         "candidates": 3,

@@ -19,7 +19,7 @@ TINY_GENERATORS: dict[str, dict[str, Any]] = {
     },
     "papyrus": {"levels": [0.05, 0.2], "variants": ["uniform"], "sources": ["epidoc"]},
     "optiscribe": {
-        "curriculum": ["a max-cut problem with 12 nodes, density 0.4, hard"],
+        "curriculum": ["a max-cut problem with 12 nodes, density 0.4"],
         "rounds": 1,
         "candidates": 3,
         "advance_reward": 0.2,

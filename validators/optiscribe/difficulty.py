@@ -98,7 +98,19 @@ def effort_violations(band: EffortBand | None, *, status: str | None, nodes: int
 
 
 def band_reward(band: EffortBand, *, feasible: bool, nodes: int, status: str) -> float:
-    """1 inside the band, falling linearly to 0 one decade away; 0 without a feasible solution."""
+    """In [0.5, 1] inside the band, peaking at its (log-scale) centre (and below it when the band starts at 1 node)
+    so a learner aims away from the edges; outside, 0.5 at the edge falling linearly to 0 one decade away; 0 without a feasible solution. An
+    open band (hard) pays 1 anywhere inside."""
     if not feasible:
         return 0.0
-    return max(0.0, 1.0 - band.distance(nodes, capped=status in CAPPED_STATUSES))
+    capped = status in CAPPED_STATUSES
+    if not band.contains(nodes, capped=capped):
+        return max(0.0, 0.5 * (1.0 - band.distance(nodes, capped=capped)))
+    if band.high is None or band.high <= band.low:
+        return 1.0
+    centre = 0.5 * (math.log10(band.low) + math.log10(band.high))
+    half = 0.5 * (math.log10(band.high) - math.log10(band.low))
+    offset = math.log10(max(nodes, 1)) - centre
+    if band.low <= 1 and offset < 0:  # no count lies below 1 node: the low side of an easy band is safe
+        return 1.0
+    return 1.0 - 0.5 * min(abs(offset) / half, 1.0)
