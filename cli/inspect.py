@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from synth.cli._common import cli_errors, console
+
+if TYPE_CHECKING:
+    from synth.core.versions import VersionedRoot
 
 PLOTS_HELP = "Write PNG histograms of the numeric columns and bar charts of the category counts to this folder."
 
@@ -51,6 +55,45 @@ def show_pipeline(out: Path, *, plots: Path | None, as_json: bool) -> None:
             )
 
 
+def show_versions(root: VersionedRoot, *, as_json: bool) -> Path | None:
+    """Print the versions of a versioned output root (`synth deploy`); return the latest to describe next."""
+    info = root.describe()
+    if as_json:
+        console.print_json(json.dumps(info, default=str))
+        return None
+    table = Table(title=f"{escape(info['out'])}  latest {info['latest'] or '-'}", title_justify="left")
+    for column in ("version", "status", "seed", "rows", "path"):
+        table.add_column(column)
+    for item in info["versions"]:
+        mark = " (latest)" if item["name"] == info["latest"] else ""
+        cells = [item["name"] + mark, item["status"], item.get("seed", "-"), item.get("rows", "-"), item["path"]]
+        table.add_row(*(escape(str(cell)) for cell in cells))
+    console.print(table)
+    return root.latest_path() if info["latest"] else None
+
+
+def _show_counts(info: dict) -> None:
+    """The verifier pass-rate and rejection-reason tables of a dataset description."""
+    if info["verdicts"]:
+        verdicts = Table(
+            "verifier",
+            "passed",
+            "total",
+            "rate",
+            title="verifier pass rates (kept rows)",
+            title_justify="left",
+        )
+        for name, counts in info["verdicts"].items():
+            rate = "-" if counts["pass_rate"] is None else f"{100 * counts['pass_rate']:.2f} %"
+            verdicts.add_row(escape(name), str(counts["passed"]), str(counts["total"]), rate)
+        console.print(verdicts)
+    if info["rejected"]:
+        reasons = Table("reason", "rows", title="rejection reasons", title_justify="left")
+        for reason, count in info["rejected"].items():
+            reasons.add_row(escape(str(reason)), str(count))
+        console.print(reasons)
+
+
 def inspect_command(
     out: Path = typer.Argument(..., help="Dataset directory written by `synth run` or `synth generate`."),
     rows: int = typer.Option(3, "--rows", min=0, help="Number of sample rows to show."),
@@ -62,8 +105,13 @@ def inspect_command(
 
     On a multi-stage OUT: each stage, its inputs, status and rows.
     """
+    from synth.core.versions import VersionedRoot, is_versioned_root
     from synth.pipelines.pipeline_inspection import is_pipeline_dir
 
+    if is_versioned_root(out) and not (out / "manifest.json").exists():
+        out = show_versions(VersionedRoot(out), as_json=as_json)
+        if out is None:
+            return
     if is_pipeline_dir(out):
         show_pipeline(out, plots=plots, as_json=as_json)
         return
@@ -84,24 +132,7 @@ def inspect_command(
     for field in info["schema"]:
         schema.add_row(escape(field["name"]), escape(field["type"]))
     console.print(schema)
-    if info["verdicts"]:
-        verdicts = Table(
-            "verifier",
-            "passed",
-            "total",
-            "rate",
-            title="verifier pass rates (kept rows)",
-            title_justify="left",
-        )
-        for name, counts in info["verdicts"].items():
-            rate = "-" if counts["pass_rate"] is None else f"{100 * counts['pass_rate']:.2f} %"
-            verdicts.add_row(escape(name), str(counts["passed"]), str(counts["total"]), rate)
-        console.print(verdicts)
-    if info["rejected"]:
-        reasons = Table("reason", "rows", title="rejection reasons", title_justify="left")
-        for reason, count in info["rejected"].items():
-            reasons.add_row(escape(str(reason)), str(count))
-        console.print(reasons)
+    _show_counts(info)
     _show_curation(info.get("curation") or {})
     for path in info.get("plots", []):
         console.print(f"wrote {path}")

@@ -115,3 +115,25 @@ def test_the_run_flow_writes_versions_and_a_failed_run_leaves_latest_alone(tmp_p
     assert same["pruned"] == [one.name, root.versions()[0].name.replace("-2", "-3")]
     assert [v.name for v in root.versions()] == [two.name, same["version"]]
     assert json.loads((out / "latest.json").read_text())["version"] == same["version"]
+
+
+def test_synth_inspect_lists_the_versions_then_describes_latest(tmp_path):
+    from typer.testing import CliRunner
+
+    from synth.cli.app import app
+    from synth.core.config import parse_config
+    from synth.pipelines.execution import run_local
+
+    root = VersionedRoot(tmp_path / "out")
+    for _ in range(2):
+        with root.lock():
+            version = root.allocate(DAY)
+        run_local(parse_config(PAYLOAD), version.path)
+        with root.lock():
+            root.publish(version, {"seed": 3, "rows": 7})
+    result = CliRunner().invoke(app, ["inspect", str(tmp_path / "out"), "--rows", "0"])
+    assert result.exit_code == 0, result.output
+    assert "20261204-1" in result.output and "20261204-2 (latest)" in result.output
+    assert "domain toy" in result.output and "versions/20261204-2" in result.output
+    listed = CliRunner().invoke(app, ["inspect", str(tmp_path / "out"), "--json"])
+    assert json.loads(listed.output)["latest"] == "20261204-2"
