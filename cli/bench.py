@@ -338,3 +338,27 @@ def toolforge_command(
     }
     console.print_json(json.dumps(summary))
     console.print(f"wrote {out}")
+
+
+@app.command("curate")
+@cli_errors
+def curate_command(
+    out: Path = typer.Option(Path("docs/bench/curate.json"), "--out", "-o", help="Where to write the JSON report."),
+    sizes: str = typer.Option("1000000,5000000", "--sizes", help="Comma-separated row counts, each curated fresh."),
+    near_docs: int = typer.Option(20_000, "--near-docs", min=100, help="Documents of the near-dup library comparison."),
+    words: int = typer.Option(24, "--words", min=5, help="Words per generated document of the size runs."),
+    work: Path = typer.Option(Path("bench-curate-work"), "--work", help="Scratch folder for the generated datasets."),
+) -> None:
+    """Curate rows/s and peak RSS per size (fresh subprocesses), near-dup docs/s vs datasketch and rensa."""
+    import shutil
+
+    from synth.pipelines.curation.bench import bench_curate
+
+    chosen = tuple(int(size) for size in sizes.split(",") if size.strip())
+    report = bench_curate(sizes=chosen, work=work, near_docs=near_docs, words=words)
+    shutil.rmtree(work, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    summary = {key: report[key] for key in ("near_dup", "sizes") if key in report}
+    console.print_json(json.dumps(summary))
+    console.print(f"wrote {out}")

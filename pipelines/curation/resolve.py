@@ -278,9 +278,10 @@ def _exact_similarity(op: NearDedup, indexer: _Indexer, pairs: np.ndarray, budge
         for batch in indexer.inputs.batches(op.reads(), indexer.config.batch_rows):
             lo, hi = np.searchsorted(rows, [base, base + batch.num_rows])
             if hi > lo:
-                frame = pl.from_arrow(batch)
+                frame = pl.from_arrow(batch.take(rows[lo:hi] - base))
                 data, offsets = text_buffers(frame.select(expr).to_series().to_arrow())  # type: ignore[union-attr]
-                local, shingles = shingle_sets(data, offsets, op.ngram, op.unit == "char", rows[lo:hi] - base)
+                everyone = np.arange(hi - lo, dtype=np.int64)
+                local, shingles = shingle_sets(data, offsets, op.ngram, op.unit == "char", everyone)
                 starts.append(local[1:] + used)
                 values.append(shingles)
                 used += len(shingles)

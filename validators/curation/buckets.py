@@ -58,8 +58,13 @@ class BucketSpill:
             records = np.fromfile(path, dtype=RECORD)
             if alive is not None and len(records):
                 records = records[alive[records["row"]]]
-            order = np.lexsort((records["row"], records["k2"], records["k1"]))
-            yield records[order]
+            # records are appended in row order, so a stable sort on k1 orders ties by row; a k1 shared by two
+            # k2 values (a 64-bit collision) needs the full sort
+            records = records[np.argsort(records["k1"], kind="stable")]
+            k1, k2 = records["k1"], records["k2"]
+            if np.any((k1[1:] == k1[:-1]) & (k2[1:] != k2[:-1])):
+                records = records[np.lexsort((records["row"], k2, k1))]
+            yield records
 
 
 @numba.njit(cache=True)

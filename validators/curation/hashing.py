@@ -96,6 +96,13 @@ def _window(tokens: np.ndarray, first: int, width: int) -> np.uint64:
     return h
 
 
+@numba.njit(cache=True, inline="always")
+def _mod_mersenne(x: np.uint64) -> np.uint64:
+    """`x mod (2^61 - 1)` without a division."""
+    x = (x & MERSENNE) + (x >> np.uint64(61))
+    return x - MERSENNE if x >= MERSENNE else x
+
+
 @numba.njit(cache=True)
 def _signatures(
     data: np.ndarray, offsets: np.ndarray, n: int, unit_char: bool, a: np.ndarray, b: np.ndarray
@@ -117,7 +124,7 @@ def _signatures(
         for w in range(windows):
             x = _window(tokens, w, width) & MAX_HASH
             for k in range(perms):
-                v = np.uint32(((a[k] * x + b[k]) % MERSENNE) & MAX_HASH)
+                v = np.uint32(_mod_mersenne(a[k] * x + b[k]) & MAX_HASH)
                 if v < sig[row, k]:
                     sig[row, k] = v
     return sig, shingles
