@@ -177,11 +177,12 @@ def solve_model_text(text: str, *, fmt: ModelFormat = "lp", settings: ScipSettin
     status = model.getStatus()
     primal = float(model.getPrimalbound()) if model.getNSols() else None
     root = _finite(handler.root_dual, infinity)
+    root_stats = stats.get("root") or {}  # absent when a cap stops SCIP before the root LP
     if root is None:
-        root = _finite(stats["root"]["final_dual_bound"], infinity)
+        root = _finite(root_stats.get("final_dual_bound"), infinity)
     if root is None and status == "optimal" and model.getNTotalNodes() <= 1:
         root = primal
-    first_lp = _finite(stats["root"].get("first_lp_value"), infinity)
+    first_lp = _finite(root_stats.get("first_lp_value"), infinity)
     origprob = stats["origprob"]
     return ScipStats(
         status=status,

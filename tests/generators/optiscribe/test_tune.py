@@ -1,0 +1,58 @@
+"""Solver tuning on a generated family, worker-independent solving, and the difficulty-following bench (tiny)."""
+
+import json
+
+import pytest
+
+pytest.importorskip("pyscipopt")
+
+from synth.generators.optiscribe.bench import bench_bands
+from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.parallel import solve_many
+from synth.generators.optiscribe.tune import tune_family
+from synth.validators.optiscribe.grammar import parse_instruction
+from synth.validators.optiscribe.scip import ScipSettings
+
+TINY = "a max-cut problem with 14 nodes, density 0.4"
+
+
+def test_results_do_not_depend_on_the_number_of_workers():
+    spec = parse_instruction(TINY).make_spec()
+    jobs = [(build_model_text(spec, seed=s), ScipSettings(total_nodes=500)) for s in range(3)]
+    one, two = solve_many(jobs, workers=1), solve_many(jobs, workers=2)
+    assert [s.to_dict() for s in one] == [s.to_dict() for s in two]
+
+
+def test_tuning_searches_the_documented_candidates_and_reports_held_out_ratios():
+    report = tune_family("max_cut", instruction=TINY, train=2, heldout=2, total_nodes=2000)
+    assert json.loads(json.dumps(report)) == report
+    assert len(report["trials"]) == 1 + 3 + 7 + 2  # default, emphases, meta settings, branching score
+    assert report["chosen"] in [t["settings"] for t in report["trials"]]
+    assert report["train_score"] == min(t["score"] for t in report["trials"])
+    held = report["heldout"]
+    assert held["median_deterministic_time_ratio"] > 0 and held["same_objective"]
+    assert held["default"]["optimal"] == 2
+    again = tune_family("max_cut", instruction=TINY, train=2, heldout=2, total_nodes=2000)
+    assert [t["score"] for t in again["trials"]] == [t["score"] for t in report["trials"]]
+    with pytest.raises(ValueError, match="asks max_cut, not knapsack"):
+        tune_family("knapsack", instruction=TINY)
+
+
+def test_the_band_bench_reports_the_in_band_share_per_family_and_band():
+    report = bench_bands(
+        bases={"max_cut": "a max-cut problem with 12 nodes, density 0.4"},
+        bands=("easy", "about 20"),
+        rounds=1,
+        candidates=2,
+        eval_instances=2,
+        total_nodes=500,
+    )
+    bands = report["families"]["max_cut"]
+    assert bands["easy"]["effort_band"] == [1, 10] and bands["about 20"]["effort_band"] == [7, 60]
+    for result in bands.values():
+        inside = [
+            n is not None and result["effort_band"][0] <= n <= result["effort_band"][1]
+            for n in result["selfplay_nodes"]
+        ]
+        assert result["selfplay_in_band"] == sum(inside) / 2
+    assert report["min_in_band_share"] == min(b["selfplay_in_band"] for b in bands.values())

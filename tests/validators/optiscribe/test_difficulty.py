@@ -1,0 +1,90 @@
+"""Difficulty as SCIP effort: the bands words and node targets ask, membership of capped solves, the band reward."""
+
+import pytest
+
+from synth.validators.optiscribe.difficulty import (
+    DIFFICULTY_BANDS,
+    band_from_asked,
+    band_reward,
+    check_band_reachable,
+    effort_band,
+    effort_violations,
+    target_band,
+)
+from synth.validators.optiscribe.grammar import parse_instruction, render_instruction
+from synth.validators.optiscribe.reward import compute_reward, request_reward
+from synth.validators.optiscribe.spec import SpecError
+
+
+def test_words_and_targets_map_to_node_bands_and_the_target_wins():
+    assert effort_band("easy", None).to_list() == [1, 10]
+    assert effort_band("medium", None).to_list() == [11, 299]
+    assert effort_band("hard", None).to_list() == [300, None]
+    assert effort_band("hard", 10_000).to_list() == [3334, 30_000]
+    assert effort_band(None, None) is None
+    lows = [DIFFICULTY_BANDS[d][0] for d in ("easy", "medium", "hard")]
+    assert lows == sorted(lows) and DIFFICULTY_BANDS["easy"][1] + 1 == DIFFICULTY_BANDS["medium"][0]
+    with pytest.raises(SpecError) as caught:
+        target_band(0)
+    assert caught.value.code == "invalid_target"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "nodes", "target"),
+    [
+        ("a max-cut problem with 200 nodes, needs about 10,000 nodes", 200, 10_000),
+        ("a max-cut problem with 150 nodes that takes 5k B&B nodes", 150, 5000),
+        ("a max-cut problem with 80 nodes requiring roughly 400 branch-and-bound nodes", 80, 400),
+        ("a max-cut problem with 80 nodes, about 900 search nodes, hard", 80, 900),
+    ],
+)
+def test_a_node_target_is_never_read_as_a_graph_size(instruction, nodes, target):
+    request = parse_instruction(instruction)
+    assert request.sizes["nodes"] == (nodes, nodes) and request.target_nodes == target
+    assert request.asked()["effort"] == target_band(target).to_list()
+    assert parse_instruction(render_instruction(request)) == request
+
+
+def test_two_targets_contradict_and_a_plain_size_asks_no_effort():
+    with pytest.raises(SpecError) as caught:
+        parse_instruction("a max-cut problem with 50 nodes, needs about 100 nodes, takes 900 B&B nodes")
+    assert caught.value.code == "contradiction"
+    assert "effort" not in parse_instruction("a max-cut problem with about 200 nodes").asked()
+
+
+def test_a_capped_solve_only_shows_at_least_its_nodes():
+    hard, medium = effort_band("hard", None), effort_band("medium", None)
+    assert effort_violations(hard, status="totalnodelimit", nodes=2000) == []
+    assert effort_violations(medium, status="totalnodelimit", nodes=200) == [
+        "effort_outside: 200+ (node cap) nodes, asked [11, 299]"
+    ]
+    assert effort_violations(medium, status="optimal", nodes=5) == ["effort_outside: 5 nodes, asked [11, 299]"]
+    assert effort_violations(None, status=None, nodes=None) == []
+    assert effort_violations(hard, status=None, nodes=None)[0].startswith("effort_unmeasured")
+    assert band_from_asked({"effort": [11, 299]}).to_list() == [11, 299] and band_from_asked({}) is None
+
+
+def test_a_band_above_the_node_cap_is_refused():
+    check_band_reachable(effort_band("hard", None), 301)
+    with pytest.raises(SpecError) as caught:
+        check_band_reachable(effort_band(None, 10_000), 2000)
+    assert caught.value.code == "band_above_cap"
+
+
+def test_the_band_reward_peaks_inside_and_pays_nothing_without_a_solution():
+    medium = effort_band("medium", None)
+    reward = [band_reward(medium, feasible=True, nodes=n, status="optimal") for n in (1, 5, 11, 58, 299, 3000)]
+    assert reward[0] == 0.0 and reward[-1] == 0.0
+    assert reward[1] < reward[2] < reward[3] and reward[3] > reward[4]
+    assert all(0.5 <= r <= 1.0 for r in reward[2:5])
+    easy = effort_band("easy", None)
+    assert band_reward(easy, feasible=True, nodes=1, status="optimal") == 1.0
+    assert band_reward(easy, feasible=False, nodes=1, status="infeasible") == 0.0
+
+
+def test_easy_requests_are_not_paid_for_hardness_but_hard_ones_are():
+    stats = {"feasible": True, "status": "optimal", "nodes": 2000, "postcut_gap": 0.1}
+    easy_stats = {"feasible": True, "status": "optimal", "nodes": 1, "postcut_gap": 0.0}
+    easy, hard = effort_band("easy", None), effort_band("hard", None)
+    assert request_reward(stats, easy) == 0.0 and request_reward(easy_stats, easy) == 1.0
+    assert request_reward(stats, hard) == compute_reward(stats) == request_reward(stats, None)
