@@ -99,8 +99,8 @@ def effort_violations(band: EffortBand | None, *, status: str | None, nodes: int
 
 def band_reward(band: EffortBand, *, feasible: bool, nodes: int, status: str) -> float:
     """In [0.5, 1] inside the band, peaking at its (log-scale) centre (and below it when the band starts at 1 node)
-    so a learner aims away from the edges; outside, 0.5 at the edge falling linearly to 0 one decade away; 0 without a feasible solution. An
-    open band (hard) pays 1 anywhere inside."""
+    so a learner aims away from the edges; outside, 0.5 at the edge falling linearly to 0 one decade away; 0
+    without a feasible solution. An open band (hard) pays 1 anywhere inside."""
     if not feasible:
         return 0.0
     capped = status in CAPPED_STATUSES
