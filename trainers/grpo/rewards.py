@@ -39,6 +39,7 @@ RewardFactory = Callable[..., RewardFunction]
 REWARDS: dict[str, str | RewardFactory] = {
     "marco": "synth.trainers.grpo.marco_reward:marco_reward",
     "toolforge_first_call": "synth.trainers.grpo.toolforge_reward:toolforge_first_call_reward",
+    "optiscribe_scip": "synth.generators.optiscribe.grpo_reward:optiscribe_scip_reward",
 }
 
 
