@@ -156,6 +156,7 @@ def test_an_external_complete_dataset_is_an_input_fingerprinted_by_its_manifest(
 
 def test_every_shipped_config_validates():
     from synth.core.config import read_config_mapping
+    from synth.pipelines.curation.config import parse_curate_config
     from synth.pipelines.stages import is_stages_config
 
     configs = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
@@ -164,6 +165,8 @@ def test_every_shipped_config_validates():
         data = read_config_mapping(path)
         if is_stages_config(data):
             multi.append(parse_stages(data, source=str(path)))
+        elif "operations" in data:
+            parse_curate_config(data, source=str(path))
         else:
             parse_config(data, source=str(path))
     assert len(configs) >= 9 and len(multi) >= 3 and all(len(plan.stages) >= 3 for plan in multi)
