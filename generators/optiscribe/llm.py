@@ -17,6 +17,7 @@ import numpy as np
 
 from synth.core.llm import GenRequest, Message, SamplingParams
 from synth.generators.optiscribe.policy import CemPolicy
+from synth.validators.optiscribe.difficulty import DIFFICULTY_BANDS
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.spec import DIFFICULTIES, FAMILIES, InstanceSpec, SpecError
@@ -37,7 +38,13 @@ SYSTEM_PROMPT = (
     "You write mixed-integer linear programs that are feasible but hard for SCIP. Answer the instruction with a "
     "JSON instance spec (family, sizes, density, difficulty, knobs), or with the model itself in LP format using "
     "the family's names: facility location open_j, serve_i_j; max-cut x_i, cut_i_j; set cover x_j and rows "
-    "cover_i; combinatorial auction bid_b and rows item_k; independent set x_v; knapsack x_i_k."
+    "cover_i; combinatorial auction bid_b and rows item_k; independent set x_v; knapsack x_i_k. Difficulty is SCIP's "
+    "branch-and-bound node count at the asked size: "
+    + ", ".join(
+        f"{word} {low}-{high} nodes" if high else f"{word} {low}+ nodes"
+        for word, (low, high) in DIFFICULTY_BANDS.items()
+    )
+    + "; 'needs about N nodes' means N/3 to 3N."
 )
 
 

@@ -30,8 +30,8 @@ from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 
 TUNE_INSTRUCTIONS: dict[str, str] = {
-    "max_cut": "a max-cut problem with 45 nodes, density 0.3, 20% negative weights",
-    "facility_location": "a capacitated facility location problem with 25 customers and 25 facilities, single-sourcing",
+    "max_cut": "a max-cut problem with 30 nodes, density 0.3, 20% negative weights",
+    "facility_location": "a capacitated facility location problem with 20 customers and 20 facilities, single-sourcing",
     "independent_set": "an independent set problem with 250 nodes, barabasi-albert, affinity 4",
     "combinatorial_auction": "a combinatorial auction problem with 60 items and 300 bids",
     "set_cover": "a set cover problem with 250 rows and 500 columns, density 0.05",
