@@ -19,7 +19,7 @@ from rich.table import Table
 
 from synth.cli._common import cli_errors, console
 
-DATASET_HELP = "Synth dataset directory with `messages` and `tools` columns (e.g. from `synth generate toolforge`)."
+DATASET_HELP = "A ToolForge dialogue dataset (`messages` + `tools`) or a MARCO trajectory dataset (trained as chat)."
 MODEL_HELP = "Local HF causal LM directory; default: a tiny Llama-style LM and BPE tokenizer built from the rows."
 LR_HELP = "Learning rate; default 3e-3 for the tiny LM, 2e-4 with --lora-rank, 2e-5 for full fine-tuning."
 
@@ -88,11 +88,18 @@ def show(metrics: dict[str, Any], *, as_json: bool, saved: Path) -> None:
         highlight=False,
     )
     table = Table("measure", "before", "after", title=f"{rows['held_out']} held-out dialogues", title_justify="left")
-    loss, before, after = metrics["loss"], metrics["tool_call"]["before"], metrics["tool_call"]["after"]
+    key = "first_answer" if "first_answer" in metrics else "tool_call"
+    loss, before, after = metrics["loss"], metrics[key]["before"], metrics[key]["after"]
     table.add_row("train assistant loss", _number(loss["train_before"]), _number(loss["train_after"]))
     table.add_row("held-out assistant loss", _number(loss["held_out_before"]), _number(loss["held_out_after"]))
-    for key in ("parse_rate", "name_accuracy", "exact_accuracy"):
-        table.add_row(f"first call {key.replace('_', ' ')}", _number(before[key]), _number(after[key]))
+    scores = (
+        ("parse_rate", "validity", "success_rate")
+        if key == "first_answer"
+        else ("parse_rate", "name_accuracy", "exact_accuracy")
+    )
+    label = "first answer" if key == "first_answer" else "first call"
+    for score in scores:
+        table.add_row(f"{label} {score.replace('_', ' ')}", _number(before[score]), _number(after[score]))
     console.print(table)
     console.print(
         f"truncated dialogues: {rows['truncated']}; training {metrics['train_seconds']:.1f} s, "

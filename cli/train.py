@@ -351,8 +351,9 @@ def lora_embeds_command(
 
 
 def register(root: typer.Typer) -> None:
-    """Add the `train` group (papyrus, lob, base-lm, lora-embeds, sft) to the root app."""
-    from synth.cli import sft
+    """Add the `train` group (papyrus, lob, base-lm, lora-embeds, sft, grpo) to the root app."""
+    from synth.cli import grpo, sft
 
     sft.register(app)
+    grpo.register(app)
     root.add_typer(app, name="train")

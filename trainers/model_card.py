@@ -131,17 +131,47 @@ def headline_metrics(trainer: str, metrics: Mapping[str, Any]) -> dict[str, Scal
 
 
 def _sft_headline(metrics: Mapping[str, Any]) -> dict[str, Scalar]:
-    loss, calls = metrics["loss"], metrics["tool_call"]
-    return {
+    loss = metrics["loss"]
+    out: dict[str, Scalar] = {
         "train_dialogues": metrics["rows"]["train"],
         "held_out_dialogues": metrics["rows"]["held_out"],
         "held_out_loss_before": loss["held_out_before"],
         "held_out_loss_after": loss["held_out_after"],
+    }
+    if "first_answer" in metrics:  # MARCO trajectories as chat
+        answers = metrics["first_answer"]
+        return {
+            **out,
+            "first_answer_parse_rate_after": answers["after"]["parse_rate"],
+            "first_answer_validity_before": answers["before"]["validity"],
+            "first_answer_validity_after": answers["after"]["validity"],
+            "first_answer_success_rate_after": answers["after"]["success_rate"],
+        }
+    calls = metrics["tool_call"]
+    return {
+        **out,
         "first_call_parse_rate_after": calls["after"]["parse_rate"],
         "first_call_name_accuracy_before": calls["before"]["name_accuracy"],
         "first_call_name_accuracy_after": calls["after"]["name_accuracy"],
         "first_call_exact_accuracy_after": calls["after"]["exact_accuracy"],
     }
+
+
+def _grpo_headline(summary: Mapping[str, Any]) -> dict[str, Scalar]:
+    out: dict[str, Scalar] = {
+        "domain": summary["domain"],
+        "prompts": summary["prompts"],
+        "steps": summary["steps"],
+        "reward_first": summary["reward"]["first"],
+        "reward_last": summary["reward"]["last"],
+    }
+    held = summary.get("held_out") or {}
+    for when in ("before", "after"):
+        scores = held.get(when) or {}
+        for key in ("name_accuracy", "exact_accuracy"):
+            if key in scores:
+                out[f"first_call_{key}_{when}"] = scores[key]
+    return out
 
 
 def _papyrus_headline(result: Mapping[str, Any]) -> dict[str, Scalar]:
@@ -172,6 +202,7 @@ def _lob_headline(training: Mapping[str, Any]) -> dict[str, Scalar]:
 
 HEADLINES: dict[str, Callable[[Mapping[str, Any]], dict[str, Scalar]]] = {
     "sft": _sft_headline,
+    "grpo": _grpo_headline,
     "papyrus": _papyrus_headline,
     "lora-embeds": _lora_embeds_headline,
     "lob": _lob_headline,

@@ -16,7 +16,8 @@ from synth.trainers.grpo.rewards import RewardFunction, column, completion_text
 
 
 @lru_cache(maxsize=16)
-def _evaluator(task: str, protocol: str, fragments: str) -> Any:
+def marco_evaluator(task: str, protocol: str, fragments: str) -> Any:
+    """The (cached) evaluator of `task`'s properties."""
     from synth.generators.marco.tasks import get_task
     from synth.validators.marco.evaluator import MoleculeEvaluator
 
@@ -25,7 +26,7 @@ def _evaluator(task: str, protocol: str, fragments: str) -> Any:
 
 @lru_cache(maxsize=4096)
 def _profile(task: str, protocol: str, fragments: str, smiles: str) -> Any:
-    return _evaluator(task, protocol, fragments).profile(smiles)
+    return marco_evaluator(task, protocol, fragments).profile(smiles)
 
 
 def grade_answer(
@@ -35,7 +36,7 @@ def grade_answer(
     from synth.validators.marco.answers import extract_smiles
 
     source = _profile(task, protocol, fragments, source_smiles)
-    return _evaluator(task, protocol, fragments).evaluate(extract_smiles(text), source), source
+    return marco_evaluator(task, protocol, fragments).evaluate(extract_smiles(text), source), source
 
 
 def marco_reward(
@@ -62,6 +63,10 @@ def marco_reward(
         returns = column(columns, "trajectory_return", count)
         sources = column(columns, "source_smiles", count)
         tasks = column(columns, "task", count)
+        log_metric = columns.get("log_metric")
+        successes = [s for s in column(columns, "success", count) if s is not None]
+        if log_metric is not None and successes:
+            log_metric("marco/success", sum(successes) / len(successes))
         out: list[float | None] = []
         for completion, given, source, row_task in zip(completions, returns, sources, tasks, strict=True):
             if given is not None:

@@ -28,6 +28,7 @@ class SftExample:
     tools: tuple[dict[str, Any], ...]
     first_tool: str | None
     first_arguments: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
 
     def prompt(self) -> list[dict[str, Any]]:
         """The messages up to and including the first user turn (what the first assistant turn answers)."""
@@ -58,6 +59,18 @@ def read_sft_rows(dataset_dir: str | Path) -> list[dict[str, Any]]:
     return read_records(
         dataset_dir, columns=REQUIRED_COLUMNS, optional=("id", "seed_id", "plan"), domain="toolforge", needs="SFT"
     )
+
+
+def read_examples(dataset_dir: str | Path) -> tuple[str, list[SftExample]]:
+    """(domain, examples) of a ToolForge dialogue dataset or a MARCO trajectory dataset (as chat)."""
+    from synth.core.dataset import open_dataset
+
+    domain = open_dataset(dataset_dir, domain=("toolforge", "marco"), needs="SFT").domain
+    if domain == "marco":
+        from synth.trainers.sft.marco import marco_examples
+
+        return domain, marco_examples(dataset_dir)
+    return domain, to_examples(read_sft_rows(dataset_dir))
 
 
 def _arguments(value: Any) -> Any:

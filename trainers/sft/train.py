@@ -28,14 +28,14 @@ from synth.trainers.sft.data import (
     SftExample,
     encode_dialogue,
     encode_prompt,
-    read_sft_rows,
+    read_examples,
     split_examples,
-    to_examples,
 )
 
 LOGGER = logging.getLogger(__name__)
 METRICS_FILE = "metrics.json"
 TINY_MODEL = "tiny-llama (built locally)"
+FIRST_TURN_KEYS = {"toolforge": "tool_call", "marco": "first_answer"}
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -77,15 +77,12 @@ def assistant_loss(model: Any, encoded: Sequence[EncodedDialogue]) -> float | No
     return round(total / count, 6) if count else None
 
 
-def score_first_calls(
-    model: Any, tokenizer: Any, examples: Sequence[SftExample], *, max_new_tokens: int
-) -> dict[str, Any]:
-    """Greedy-decode each example's first assistant turn; parse rate, name and exact (name + arguments) accuracy."""
+def greedy_first_turn(model: Any, tokenizer: Any, examples: Sequence[SftExample], max_new_tokens: int) -> list[str]:
+    """The greedy first assistant turn of each example (given its system and first user turn), decoded."""
     import torch
 
     model.eval()
-    parsed = named = exact = 0
-    samples = []
+    texts = []
     for example in examples:
         ids = encode_prompt(tokenizer, example)
         with torch.no_grad():
@@ -97,7 +94,17 @@ def score_first_calls(
                 eos_token_id=tokenizer.eos_token_id,
                 pad_token_id=tokenizer.pad_token_id,
             )
-        text = tokenizer.decode(output[0, len(ids) :].tolist(), skip_special_tokens=True)
+        texts.append(tokenizer.decode(output[0, len(ids) :].tolist(), skip_special_tokens=True))
+    return texts
+
+
+def score_first_calls(
+    model: Any, tokenizer: Any, examples: Sequence[SftExample], *, max_new_tokens: int
+) -> dict[str, Any]:
+    """Greedy-decode each example's first assistant turn; parse rate, name and exact (name + arguments) accuracy."""
+    parsed = named = exact = 0
+    samples = []
+    for example, text in zip(examples, greedy_first_turn(model, tokenizer, examples, max_new_tokens), strict=True):
         call = parse_first_tool_call(text)
         parsed += call is not None
         hit = call is not None and call["name"] == example.first_tool
@@ -113,6 +120,17 @@ def score_first_calls(
         "exact_accuracy": round(exact / n, 6) if n else None,
         "samples": samples,
     }
+
+
+def score_held_out(
+    domain: str, model: Any, tokenizer: Any, examples: Sequence[SftExample], *, max_new_tokens: int
+) -> dict[str, Any]:
+    """The domain's first-turn score: ToolForge's first tool call, MARCO's first answer."""
+    if domain == "marco":
+        from synth.trainers.sft.marco import score_first_answers
+
+        return score_first_answers(model, tokenizer, examples, max_new_tokens=max_new_tokens)
+    return score_first_calls(model, tokenizer, examples, max_new_tokens=max_new_tokens)
 
 
 def _load_model(model: Path | None, train: Sequence[SftExample], *, seed: int, max_length: int) -> tuple[Any, Any]:
@@ -257,7 +275,7 @@ def train_sft(
     if (out / METRICS_FILE).exists() and not overwrite:
         msg = f"{out}: already holds a trained model ({METRICS_FILE}); pass --overwrite or choose another --out"
         raise OutputDirError(msg)
-    examples = to_examples(read_sft_rows(dataset_dir))
+    domain, examples = read_examples(dataset_dir)
     if len(examples) < 2:
         msg = f"{dataset_dir}: {len(examples)} dialogue(s); SFT needs at least 2 (train and held-out)"
         raise InputError(msg)
@@ -277,7 +295,7 @@ def train_sft(
     before = {
         "train": assistant_loss(network, probe),
         "held_out": assistant_loss(network, held_encoded),
-        "tool_call": score_first_calls(network, tokenizer, held, max_new_tokens=max_new_tokens),
+        "first_turn": score_held_out(domain, network, tokenizer, held, max_new_tokens=max_new_tokens),
     }
     fit_started = time.perf_counter()
     network, logged = _fit(
@@ -295,10 +313,11 @@ def train_sft(
     after = {
         "train": assistant_loss(network, probe),
         "held_out": assistant_loss(network, held_encoded),
-        "tool_call": score_first_calls(network, tokenizer, held, max_new_tokens=max_new_tokens),
+        "first_turn": score_held_out(domain, network, tokenizer, held, max_new_tokens=max_new_tokens),
     }
     metrics: dict[str, Any] = {
         "dataset": str(dataset_dir),
+        "domain": domain,
         "model": str(model) if model is not None else TINY_MODEL,
         "chat_template": template,
         "parameters": sum(p.numel() for p in network.parameters()),
@@ -325,7 +344,7 @@ def train_sft(
             "held_out_after": after["held_out"],
             "logged": [round(x, 4) for x in logged],
         },
-        "tool_call": {"before": before["tool_call"], "after": after["tool_call"]},
+        FIRST_TURN_KEYS[domain]: {"before": before["first_turn"], "after": after["first_turn"]},
         "train_seconds": round(train_seconds, 2),
     }
     metrics["total_seconds"] = round(time.perf_counter() - started, 2)
