@@ -316,9 +316,9 @@ def write_bench(report: Mapping[str, Any], path: str | Path) -> None:
     Path(path).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-BAND_BASES: dict[str, str] = {
-    "max_cut": "a max-cut problem with 50 nodes, density 0.1",
-    "facility_location": "a capacitated facility location problem with 30 customers and 30 facilities",
+BAND_BASES: dict[str, str] = {  # sizes where one solve takes seconds, so every band can be trained and measured
+    "max_cut": "a max-cut problem with 30 nodes, density 0.3",
+    "facility_location": "a capacitated facility location problem with 20 customers and 20 facilities",
 }
 BAND_WORDS = ("easy", "medium", "hard")
 
