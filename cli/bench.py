@@ -40,6 +40,30 @@ def pipeline_command(
     console.print(f"wrote {out}")
 
 
+@app.command("scale")
+@cli_errors
+def scale_command(
+    out: Path = typer.Option(Path("bench-scale.json"), "--out", "-o", help="Where to write the JSON report."),
+    shards: int = typer.Option(8, "--shards", min=2, help="Shards timed per engine and worker count."),
+    shard_seconds: float = typer.Option(0.75, "--shard-seconds", min=0.01, help="CPU seconds per shard (calibrated)."),
+    noops: int = typer.Option(200, "--noops", min=0, help="No-op tasks for the per-task overhead (0: skip)."),
+    engines: str = typer.Option("local,dask,ray", "--engines", help="Comma-separated: local, dask, ray."),
+) -> None:
+    """Shards/s with 1 and 2 workers on the local process pool, Dask and Ray (same shards), per-task overhead."""
+    from synth.flows.scale_bench import ENGINES, bench_scale
+
+    chosen = tuple(name.strip() for name in engines.split(",") if name.strip())
+    unknown = sorted(set(chosen) - set(ENGINES)) or ([] if chosen else [engines])
+    if unknown:
+        err_console.print(f"[bold red]error:[/] --engines: unknown engine {unknown[0]!r}; choose {', '.join(ENGINES)}")
+        raise typer.Exit(2)
+    report = bench_scale(shards=shards, shard_seconds=shard_seconds, noops=noops, engines=chosen)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    summary = {e: {"speedup": r["speedup"], "noop_task_ms": r["noop_task_ms"]} for e, r in report["engines"].items()}
+    console.print_json(json.dumps({"engines": summary, "loadavg_before": report["machine"]["loadavg_before"]}))
+    console.print(f"wrote {out}")
+
+
 @app.command("levenshtein")
 @cli_errors
 def levenshtein_command(

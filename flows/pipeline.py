@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow, runtime, task
 from prefect.cache_policies import NO_CACHE
 from prefect.states import State
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
@@ -35,13 +36,14 @@ def _is_io_error(task: Any, task_run: Any, state: State) -> bool:
     retry_delay_seconds=[1, 5],
     retry_condition_fn=_is_io_error,
     cache_policy=NO_CACHE,
+    persist_result=False,
 )
 def write_shard_task(config_payload: dict[str, Any], out: str, index: int) -> dict[str, Any]:
     """Generate, verify, filter and write one shard; return its completion record."""
     return execute_shard(config_payload, out, index)
 
 
-@flow(name="synth-pipeline", log_prints=True)
+@flow(name="synth-pipeline", log_prints=True, persist_result=False)
 def synth_pipeline_flow(config_payload: dict[str, Any], out: str, overwrite: bool = False) -> dict[str, Any]:
     """Run every pending shard of a pipeline as a task, then write the manifest and the dataset card."""
     config = parse_config(config_payload, source="<flow parameters>")
@@ -52,7 +54,7 @@ def synth_pipeline_flow(config_payload: dict[str, Any], out: str, overwrite: boo
             plan.records[record["index"]] = record
             plan.write_manifest()
         manifest = finalize_run(plan)
-    return {"manifest": manifest, "executed": plan.pending}
+    return {"manifest": manifest, "executed": plan.pending, "flow_run_id": str(runtime.flow_run.id)}
 
 
 def make_task_runner(
@@ -109,8 +111,12 @@ def run_prefect(
     overwrite: bool = False,
     task_runner: TaskRunnerName | None = None,
     workers: int | None = None,
+    on_flow_run: Callable[[str], None] | None = None,
 ) -> RunSummary:
-    """Run the pipeline as a Prefect flow and return the same summary as the local engine."""
+    """Run the pipeline as a Prefect flow and return the same summary as the local engine.
+
+    `on_flow_run` receives the flow run's id (the benchmark reads its task runs' timings from the server).
+    """
     runner = make_task_runner(
         task_runner or config.execution.task_runner,
         workers or config.execution.workers,
@@ -121,6 +127,8 @@ def run_prefect(
     all_shards = set(range(config.shards))
     result = configured(config.model_dump(mode="json"), str(out), overwrite)
     executed = list(result["executed"])
+    if on_flow_run is not None:
+        on_flow_run(result["flow_run_id"])
     return RunSummary(
         out=Path(out),
         manifest=result["manifest"],
