@@ -7,9 +7,14 @@
   final answer inside `<answer></answer>`;
 - `xlam`: JSONL `{"id", "query", "tools", "answers"}` (APIGen), `tools`/`answers` as JSON strings; only for
   dialogues whose gold calls form one round of the first user turn (others are skipped, with the reason);
-- `bfcl`: a directory with BFCL's layout, one question file and one possible-answer file per category
-  (simple / multiple / parallel / parallel_multiple) for the first round when all its calls are gold (rows whose
-  first round holds a failure step are skipped), ids `<category>_<n>`, `source_ids.json` mapping them to rows.
+- `bfcl`: a directory in bfcl-eval's v4 layout, `BFCL_v4_<category>.json` question files and
+  `possible_answer/BFCL_v4_<category>.json` answer files for its AST categories (simple_python / multiple /
+  parallel / parallel_multiple), for the first round when all its calls are gold (rows whose first round holds a
+  failure step are skipped). Ids are `<category>_toolforge-<n>`: bfcl-eval reads the category as the id's part
+  before its last `_`, and no official id (numeric suffixes) can collide with them. Ground truth lists each set
+  argument's value and `""` for every optional parameter the gold call leaves out (BFCL: may be omitted).
+  `source_ids.json` maps ids to rows. bfcl-eval reads only its own data folder: register the files by appending
+  their lines to the same-named files of `bfcl_eval/data/` and `bfcl_eval/data/possible_answer/` (README).
 
 Rows are dicts as read from a dataset (`TOOLFORGE_SCHEMA` columns; `id` when the sink wrote one). Every writer
 writes to a temporary name and renames, sorts JSON keys, and returns counts by format and skip reason.
@@ -17,6 +22,8 @@ writes to a temporary name and renames, sorts JSON keys, and returns counts by f
 Example:
     >>> bfcl_category(2, 3)
     'parallel_multiple'
+    >>> bfcl_file("simple_python")
+    'BFCL_v4_simple_python.json'
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ ReasoningStyle = Literal["drop", "field", "inline"]
 ToolRole = Literal["tool", "user"]
 
 ROW_COLUMNS = ("seed_id", "question", "user_turns", "plan", "tools", "messages")
-BFCL_CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple")
+BFCL_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
+BFCL_PREFIX = "BFCL_v4"
+BFCL_ID_NAMESPACE = "toolforge"
 BFCL_ANSWER_DIR = "possible_answer"
 BFCL_SOURCE_IDS = "source_ids.json"
 
@@ -247,7 +256,8 @@ def to_hermes(row: Mapping[str, Any], *, tool_role: ToolRole = "tool") -> dict[s
 
 
 def xlam_parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """JSON-schema parameters as xLAM's flat `{name: {type, description[, default]}}` (", optional" suffix)."""
+    """JSON-schema parameters as xLAM's flat `{name: {type, description[, enum][, default]}}` (", optional" suffix);
+    allowed values (`enum`, also of array items) are kept."""
     required = set(schema.get("required", ()))
     out: dict[str, Any] = {}
     for name, spec in (schema.get("properties") or {}).items():
@@ -258,6 +268,9 @@ def xlam_parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
         else:
             text = JSON_TYPES_TO_XLAM.get(kind, str(kind))
         entry: dict[str, Any] = {"description": spec.get("description", ""), "type": text}
+        allowed = spec.get("enum") or (spec.get("items") or {}).get("enum")
+        if allowed:
+            entry["enum"] = list(allowed)
         if name not in required:
             entry["type"] = f"{text}, optional"
             if "default" in spec:
@@ -303,20 +316,41 @@ def bfcl_category(calls: int, offered: int) -> str:
     """BFCL's category from the number of expected calls and of offered functions."""
     if calls > 1:
         return "parallel_multiple" if offered > 1 else "parallel"
-    return "multiple" if offered > 1 else "simple"
+    return "multiple" if offered > 1 else "simple_python"
+
+
+def bfcl_file(category: str) -> str:
+    """The file name bfcl-eval reads for `category`."""
+    return f"{BFCL_PREFIX}_{category}.json"
+
+
+def bfcl_id(category: str, index: int) -> str:
+    """A namespaced entry id whose category (the part before the last `_`) is `category`."""
+    return f"{category}_{BFCL_ID_NAMESPACE}-{index}"
 
 
 def to_bfcl(row: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(category, question line without id, answer line without id) for the first round, when all gold.
 
-    Ground truth lists each given argument with its one allowed value; unused optional parameters are left out.
+    Ground truth lists each given argument with its one allowed value, and `[""]` (may be omitted) for each
+    optional parameter of the called function that the gold call leaves out.
     """
     calls = first_gold_round_calls(row)
     functions = _functions(row, lambda parameters: bfcl_schema(parameters, top=True))
     category = bfcl_category(len(calls), len(functions))
     question = {"question": [[{"role": "user", "content": first_question(row)}]], "function": functions}
-    truth = {"ground_truth": [{c["name"]: {k: [v] for k, v in c["arguments"].items()}} for c in calls]}
+    schemas = {f["name"]: f["parameters"] for f in functions}
+    truth = {"ground_truth": [{c["name"]: _possible_answer(c, schemas.get(c["name"]) or {})} for c in calls]}
     return category, question, truth
+
+
+def _possible_answer(call: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, list[Any]]:
+    required = set(schema.get("required") or ())
+    answer: dict[str, list[Any]] = {k: [v] for k, v in call["arguments"].items()}
+    for name in schema.get("properties") or {}:
+        if name not in answer and name not in required:
+            answer[name] = [""]
+    return answer
 
 
 # --- writers -------------------------------------------------------------------------------------------------
@@ -392,16 +426,16 @@ def _write_bfcl(rows: Sequence[Mapping[str, Any]], target: Path) -> dict[str, An
         except SkipRow as skip:
             skipped[skip.reason] += 1
             continue
-        bfcl_id = f"{category}_{len(questions[category])}"
-        questions[category].append(dumps({"id": bfcl_id, **question}))
-        answers[category].append(dumps({"id": bfcl_id, **truth}))
-        sources[bfcl_id] = row_id(row, index)
+        entry = bfcl_id(category, len(questions[category]))
+        questions[category].append(dumps({"id": entry, **question}))
+        answers[category].append(dumps({"id": entry, **truth}))
+        sources[entry] = row_id(row, index)
     tmp = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     for category in BFCL_CATEGORIES:
         if questions[category]:
-            _write_lines(tmp / f"BFCL_v3_toolforge_{category}.json", questions[category])
-            _write_lines(tmp / BFCL_ANSWER_DIR / f"BFCL_v3_toolforge_{category}.json", answers[category])
+            _write_lines(tmp / bfcl_file(category), questions[category])
+            _write_lines(tmp / BFCL_ANSWER_DIR / bfcl_file(category), answers[category])
     _write_lines(tmp / BFCL_SOURCE_IDS, [dumps(sources)])
     if target.exists():
         shutil.rmtree(target) if target.is_dir() else target.unlink()

@@ -11,6 +11,7 @@ embedding model and rapidfuzz's token-set ratio as a second near-duplicate signa
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 import zlib
@@ -173,8 +174,16 @@ def variant_description(profile: FamilyProfile, rng: np.random.Generator) -> str
     return _swap_words(text, rng, rate=0.5)
 
 
+def usable_parameter_name(name: str) -> bool:
+    """A name a model can write as a Python keyword argument: an identifier and not a (soft) keyword."""
+    return name.isidentifier() and not keyword.iskeyword(name) and not keyword.issoftkeyword(name)
+
+
 def rename_parameter(name: str, rng: np.random.Generator, *, taken: Iterable[str] = ()) -> str:
-    """A synonym of a parameter name: each token swapped with probability 0.6, else a modifier added."""
+    """A synonym of a parameter name: each token swapped with probability 0.6, else a modifier added.
+
+    Never a Python keyword (`class`, `from`, `with`, `return`...): prompt-mode models write calls as Python.
+    """
     blocked = {"query", name, *taken}
     for _ in range(8):
         tokens = [
@@ -182,11 +191,11 @@ def rename_parameter(name: str, rng: np.random.Generator, *, taken: Iterable[str
             for t in name.split("_")
         ]
         candidate = "_".join(tokens)
-        if candidate not in blocked:
+        if candidate not in blocked and usable_parameter_name(candidate):
             return candidate
     for modifier in rng.permutation(len(_MODIFIERS)):
         candidate = _MODIFIERS[int(modifier)].format(name)
-        if candidate not in blocked:
+        if candidate not in blocked and usable_parameter_name(candidate):
             return candidate
     msg = f"cannot rename parameter `{name}`: every synonym is taken"
     raise ValueError(msg)

@@ -71,8 +71,8 @@ def test_export_each_format(dataset: Path, tmp_path: Path, fmt: str) -> None:
     report = json.loads(result.stdout)
     assert report["rows"] == 2 and report["written"] == 2 and report["skipped"] == {}
     if fmt == "bfcl":
-        assert report["categories"] == {"simple": 2}
-        assert (out / "possible_answer" / "BFCL_v3_toolforge_simple.json").is_file()
+        assert report["categories"] == {"simple_python": 2}
+        assert (out / "possible_answer" / "BFCL_v4_simple_python.json").is_file()
     else:
         assert len(out.read_text().splitlines()) == 2
     if fmt == "openai":

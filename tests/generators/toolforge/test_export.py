@@ -197,23 +197,38 @@ def test_bfcl_files_pair_by_id_and_infer_categories(tmp_path: Path) -> None:
     assert report["written"] == 4 and report["skipped"] == {"first_round_not_gold": 1}
     assert report["categories"] == {"multiple": 3, "parallel_multiple": 1}
     for category in report["categories"]:
-        questions = read_jsonl(tmp_path / "bfcl" / f"BFCL_v3_toolforge_{category}.json")
-        answers = read_jsonl(tmp_path / "bfcl" / BFCL_ANSWER_DIR / f"BFCL_v3_toolforge_{category}.json")
+        questions = read_jsonl(tmp_path / "bfcl" / f"BFCL_v4_{category}.json")
+        answers = read_jsonl(tmp_path / "bfcl" / BFCL_ANSWER_DIR / f"BFCL_v4_{category}.json")
         assert [q["id"] for q in questions] == [a["id"] for a in answers]
-        assert all(q["id"].startswith(category + "_") for q in questions)
+        # bfcl-eval's category of an id is the part before its last "_"; the suffix is never an official number
+        assert all(q["id"].rsplit("_", 1) == [category, f"toolforge-{i}"] for i, q in enumerate(questions))
         for question in questions:
             assert question["question"][0][0]["role"] == "user"
             assert all(f["parameters"]["type"] == "dict" for f in question["function"])
-    parallel = read_jsonl(tmp_path / "bfcl" / BFCL_ANSWER_DIR / "BFCL_v3_toolforge_parallel_multiple.json")
-    assert parallel[0]["ground_truth"] == [
+    parallel = read_jsonl(tmp_path / "bfcl" / BFCL_ANSWER_DIR / "BFCL_v4_parallel_multiple.json")
+    questions = read_jsonl(tmp_path / "bfcl" / "BFCL_v4_parallel_multiple.json")
+    schemas = {f["name"]: f["parameters"] for f in questions[0]["function"]}
+    for truth in parallel[0]["ground_truth"]:
+        ((name, answer),) = truth.items()
+        optional = set(schemas[name]["properties"]) - set(schemas[name].get("required", ()))
+        # every optional parameter the gold call leaves out may be omitted ("")
+        assert {k for k, v in answer.items() if v == [""]} == optional - {"query", "name"}
+    assert [
+        {n: {k: v for k, v in a.items() if v != [""]}} for t in parallel[0]["ground_truth"] for n, a in t.items()
+    ] == [
         {"wiki_search": {"query": ["Alien director"]}},
         {"person_lookup": {"name": ["Ridley Scott"]}},
     ]
-    multiple = read_jsonl(tmp_path / "bfcl" / "BFCL_v3_toolforge_multiple.json")
+    multiple = read_jsonl(tmp_path / "bfcl" / "BFCL_v4_multiple.json")
     limit = multiple[0]["function"][1]["parameters"]["properties"]["limit"]
     assert limit["type"] == "float"
     sources = json.loads((tmp_path / "bfcl" / "source_ids.json").read_text())
-    assert sources == {"multiple_0": "s1-0", "multiple_1": "s1-2", "multiple_2": "s1-3", "parallel_multiple_0": "s1-1"}
+    assert sources == {
+        "multiple_toolforge-0": "s1-0",
+        "multiple_toolforge-1": "s1-2",
+        "multiple_toolforge-2": "s1-3",
+        "parallel_multiple_toolforge-0": "s1-1",
+    }
     assert first_gold_round_calls(ROWS[2]) == [{"name": "wiki_search", "arguments": {"query": "Alien"}}]
 
 
@@ -254,3 +269,19 @@ def test_export_dataset_reads_shards_and_names_a_missing_column(tmp_path: Path) 
         read_toolforge_rows(tmp_path / "lob")
     with pytest.raises(InputError, match="dataset directory not found"):
         read_toolforge_rows(tmp_path / "nothing")
+
+
+def test_xlam_keeps_enum_values_of_parameters_and_array_items() -> None:
+    from synth.generators.toolforge.export import xlam_parameters
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "detail": {"type": "string", "enum": ["basic", "full"]},
+            "fields": {"type": "array", "items": {"type": "string", "enum": ["born", "died"]}},
+        },
+        "required": ["detail"],
+    }
+    out = xlam_parameters(schema)
+    assert out["detail"] == {"description": "", "type": "str", "enum": ["basic", "full"]}
+    assert out["fields"]["enum"] == ["born", "died"] and out["fields"]["type"] == "List[str], optional"
