@@ -41,12 +41,12 @@ BENCH_INSTRUCTIONS: dict[str, str] = {  # Ecole's CFL (splittable demands) and a
 }
 BENCH_CURRICULA: dict[str, tuple[str, ...]] = {  # self-play climbs these sizes; the policy is then used at real size
     "facility_location": (
+        "a capacitated facility location problem with 20 customers and 20 facilities, splittable demands, hard",
         "a capacitated facility location problem with 30 customers and 30 facilities, splittable demands, hard",
-        "a capacitated facility location problem with 50 customers and 50 facilities, splittable demands, hard",
     ),
     "max_cut": (
+        "a max-cut problem with 40 nodes, density 0.075, hard",
         "a max-cut problem with 60 nodes, density 0.05, hard",
-        "a max-cut problem with 100 nodes, density 0.03, hard",
     ),
 }
 SMALL_BENCH_INSTRUCTIONS: dict[str, str] = {  # the sizes tests use: every solve well under a second
