@@ -157,3 +157,35 @@ def test_export_command_writes_both_formats_and_refuses_a_used_target(dataset, t
     assert again.exit_code != 0 and "not empty" in again.output
     bad = runner.invoke(app, ["optiscribe", "export", str(dataset), "--formats", "nl"])
     assert bad.exit_code == 2 and "unknown format 'nl'" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("generator", "fragment"),
+    [
+        (
+            {"curriculum": ["a max-cut problem with 12 nodes, needs about 9000 nodes"], "scip": {"total_nodes": 1000}},
+            "needs at least 3000 nodes, not below the node cap 1000",
+        ),
+        ({"scip": {"emphasis": "fastest"}}, "unknown emphasis 'fastest'"),
+        ({"scip": {"meta": {"separating": "sometimes"}}}, "meta setting separating='sometimes'"),
+    ],
+)
+def test_an_unreachable_band_or_unknown_scip_setting_is_a_one_line_config_error(tmp_path, generator, fragment):
+    bad = dict(TINY, generator={**TINY["generator"], **generator})
+    result = invoke("run", write_config(tmp_path / "bad.yaml", bad), "--out", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
+    unknown = invoke("optiscribe", "tune", "sudoku", "--out", tmp_path / "t.json")
+    assert unknown.exit_code == 2 and "unknown family 'sudoku'" in unknown.output
+    two = invoke(
+        "optiscribe", "tune", "max_cut", "knapsack", "--instruction", "a max-cut problem", "-o", tmp_path / "t"
+    )
+    assert two.exit_code == 2 and "exactly one family" in two.output
+    band = invoke("optiscribe", "bands", "--bands", "easy,extreme", "--out", tmp_path / "b.json")
+    assert band.exit_code == 2 and "unknown band 'extreme'" in band.output
+    assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
