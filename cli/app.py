@@ -12,6 +12,7 @@ from synth.cli import (
     domains,
     inspect,
     lob,
+    loop,
     optiscribe,
     run,
     serve,
@@ -59,6 +60,7 @@ toolforge.register(app)
 curate.register(app)
 deploy.register(app)
 serve.register(app)
+loop.register(app)
 app.add_typer(study.app, name="study")
 app.add_typer(bench.app, name="bench")
 
