@@ -78,6 +78,8 @@ def deploy_command(
             schedules=deploy.schedule_entry(cron=cron, interval=interval),
             pool=pool,
         )
+        if register and not serve:
+            deploy.api_url()  # refuse before prefect.yaml changes when there is no server to register with
         deploy.write_deployment(file, entry)
         console.print(f"wrote deployment [bold]{escape(chosen)}[/] to {escape(str(file))}")
         if register and not serve:

@@ -171,9 +171,9 @@ def serve(path: Path, *, names: list[str] | None = None, limit: int | None = Non
     """Serve the deployments of `prefect.yaml` (all, or those named) from this process until interrupted."""
     from prefect import serve as prefect_serve
 
-    api_url()
     entries = [d for d in read_project(path).get("deployments") or [] if not names or d.get("name") in names]
     if not entries:
         msg = f"{path}: no deployments to serve{' named ' + ', '.join(names) if names else ''}; run `synth deploy`"
         raise ConfigError(msg)
+    api_url()
     prefect_serve(*(to_runner_deployment(entry) for entry in entries), limit=limit, print_starting_message=True)
