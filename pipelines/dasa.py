@@ -24,7 +24,7 @@ class DasaConfig(StrictModel):
     model: str | None = Field(None, description="reference LM directory; null = the tiny base LM, built once")
     base_seed: int = Field(0, description="seed of the tiny base LM (model: null)")
     base_steps: PositiveInt = Field(300, description="pre-training steps of the tiny base LM (model: null)")
-    task: Literal["copy", "reverse", "shift", "sort", "add", "recall"] = "shift"
+    task: Literal["copy", "reverse", "shift", "sort", "add", "recall", "increment", "cipher"] = "shift"
     source_rows: PositiveInt = Field(64, description="source examples of the task (seeded by the run seed)")
     m: PositiveInt = Field(8, description="synthetic rows in all, split over shards")
     steps: PositiveInt = Field(20, description="optimisation steps (dasa) or ADMM outer steps (gradmm)")

@@ -1,5 +1,13 @@
-"""`synth bench dasa`: downstream exact match after matched LoRA runs on source text, a source subset, DASA rows,
-GRADMM rows and random embeddings (several seeds), and the synthesis cost of DASA vs GRADMM for the same m.
+"""`synth bench dasa`: downstream exact match after matched LoRA runs on all source text, a random m-row subset,
+the m source rows DASA starts from, DASA rows, GRADMM rows and random embeddings, per task and seed; paired
+differences DASA − start rows and DASA − random subset with 95% t-intervals; the synthesis cost of DASA and GRADMM
+(each in a fresh process) and their time to equal quality.
+
+Time to quality: on one task, both syntheses keep snapshots (DASA: its embeddings after k Adam steps; GRADMM: its
+projected ids after k ADMM outer steps) with the elapsed time inside that fresh process; each snapshot is trained on
+like the final rows. The target quality is the lower of the two methods' final mean exact match (both reach it);
+each method's time is the mean elapsed time of its earliest snapshot (k ≥ 1) whose mean exact match over the seeds
+reaches it (or of its final rows).
 
 Memory is the peak resident-set growth during synthesis, sampled every 10 ms from `/proc/self/statm` (torch's CPU
 allocator is invisible to tracemalloc); on CUDA it would be `torch.cuda.max_memory_allocated`. With `isolated`
@@ -20,7 +28,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from synth.generators.dasa.base_lm import Reference, build_base_lm, load_reference
+from synth.generators.dasa.base_lm import Reference, build_base_lm, encode_pairs, load_reference
 from synth.generators.dasa.lora import TrainRows, rows_from_pairs, train_and_evaluate
 from synth.generators.dasa.synthesize import DasaSettings, SyntheticRows, synthesize_dasa
 from synth.generators.dasa.tasks import split_pairs
@@ -55,34 +63,40 @@ def measure(fn: Callable[[], T]) -> tuple[T, float, float]:
     return result, elapsed, (max(peak[0], _rss()) - base) / 2**20
 
 
-def _synthesize(method: str, reference: Reference, train: list[tuple[str, str]], m: int, settings: Any, seed: int):  # type: ignore[no-untyped-def]
-    if method == "dasa":
-        return synthesize_dasa(reference, train, m=m, settings=settings, seed=seed)
-    return synthesize_gradmm(reference, train, m=m, settings=settings, seed=seed)
+def _synthesize(  # type: ignore[no-untyped-def]
+    method: str, reference: Reference, train: list[tuple[str, str]], m: int, settings: Any, seed: int, snapshots=()
+):
+    run = synthesize_dasa if method == "dasa" else synthesize_gradmm
+    return run(reference, train, m=m, settings=settings, seed=seed, snapshots=snapshots)
 
 
 def _measured_child(args: tuple[Any, ...]) -> tuple[SyntheticRows, float, float]:
-    method, model_dir, train, m, settings, seed, threads = args
+    method, model_dir, train, m, settings, seed, threads, snapshots = args
     torch.set_num_threads(threads)
     reference = load_reference(model_dir)
-    return measure(lambda: _synthesize(method, reference, train, m, settings, seed))
+    return measure(lambda: _synthesize(method, reference, train, m, settings, seed, snapshots))
 
 
 def measure_synthesis(  # type: ignore[no-untyped-def]
-    method: str, reference: Reference, model_dir, train, *, m: int, settings: Any, seed: int, isolated: bool
+    method: str,
+    reference: Reference,
+    model_dir,
+    train,
+    *,
+    m: int,
+    settings: Any,
+    seed: int,
+    isolated: bool,
+    snapshots: Sequence[int] = (),
 ) -> tuple[SyntheticRows, float, float]:
     """Synthesise with `method` and measure it (`measure`), in a fresh spawned process when `isolated`."""
     if not isolated:
-        return measure(lambda: _synthesize(method, reference, train, m, settings, seed))
+        return measure(lambda: _synthesize(method, reference, train, m, settings, seed, snapshots))
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        args = (method, str(model_dir), list(train), m, settings, seed, torch.get_num_threads())
+        args = (method, str(model_dir), list(train), m, settings, seed, torch.get_num_threads(), tuple(snapshots))
         return pool.apply(_measured_child, (args,))
-
-
-def _embedding_rows(rows: SyntheticRows) -> TrainRows:
-    return TrainRows(labels=rows.labels, attention_mask=rows.attention_mask, inputs_embeds=rows.inputs_embeds)
 
 
 def _random_rows(reference: Reference, like: TrainRows, *, seed: int) -> TrainRows:
@@ -94,18 +108,83 @@ def _random_rows(reference: Reference, like: TrainRows, *, seed: int) -> TrainRo
     return TrainRows(labels=like.labels, attention_mask=like.attention_mask, inputs_embeds=embeds)
 
 
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)  # Student t, 97.5%, df 1..10
+
+
 def _summary(values: Sequence[float]) -> dict[str, Any]:
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
     return {"mean": statistics.fmean(values), "sd": sd, "values": list(values)}
+
+
+def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+    """Mean ± sd of the per-seed differences a − b and their 95% t-interval (None with one seed)."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    out = _summary(diffs)
+    n = len(diffs)
+    if n > 1:
+        half = (T975[n - 2] if n - 1 <= len(T975) else 1.96) * out["sd"] / n**0.5
+        out["ci95"] = [out["mean"] - half, out["mean"] + half]
+    else:
+        out["ci95"] = None
+    return out
+
+
+def gradmm_diagnostics(rows: SyntheticRows, train: Sequence[tuple[str, str]], task: str, tokenizer: Any) -> dict:  # type: ignore[type-arg]
+    """What GRADMM's projection did to its start rows: share of free prompt tokens and of response inputs changed,
+    share of rows whose projected prompt still has the kept response as its correct answer."""
+    from synth.generators.dasa.tasks import answer
+    from synth.generators.gradmm.admm import free_positions
+
+    start_ids, _, _ = encode_pairs([train[i] for i in rows.source_index], tokenizer, length=rows.input_ids.shape[1])
+    same = rows.input_ids == start_ids
+    free = free_positions(rows.labels, rows.attention_mask)
+    response = rows.labels != -100
+    valid = []
+    for i, src in enumerate(rows.source_index):
+        prompt_ids = rows.input_ids[i][rows.attention_mask[i].bool() & ~response[i]].tolist()[1:]
+        valid.append(answer(task, tokenizer.decode(prompt_ids)) == train[src][1])
+    return {
+        "free_prompt_tokens_changed": float(1 - same[free].float().mean()),
+        "response_inputs_changed": float(1 - same[response].float().mean()),
+        "rows_still_correct_pairs": sum(valid) / len(valid),
+    }
+
+
+def _as_rows(method: str, like: SyntheticRows, value: torch.Tensor) -> TrainRows:
+    """Training rows of a snapshot: DASA embeddings, or GRADMM ids (as tokens, like its final rows)."""
+    if method == "dasa":
+        return TrainRows(labels=like.labels, attention_mask=like.attention_mask, inputs_embeds=value)
+    return TrainRows(labels=like.labels, attention_mask=like.attention_mask, input_ids=value)
+
+
+def time_to_quality(curves: dict[str, dict[int, list[tuple[float, float]]]]) -> dict[str, Any]:
+    """From per-method {step: [(seconds, exact match) per seed]}: the common target quality (the lower final mean)
+    and each method's earliest step reaching it, with its mean time."""
+    final = {k: max(v) for k, v in curves.items()}
+    means = {k: {s: statistics.fmean(e for _, e in v[s]) for s in v} for k, v in curves.items()}
+    target = min(means[k][final[k]] for k in curves)
+    out: dict[str, Any] = {"target_exact_match": target}
+    for method, by_step in means.items():
+        step = min(s for s, em in by_step.items() if em >= target - 1e-12)
+        out[method] = {
+            "step": step,
+            "seconds": statistics.fmean(t for t, _ in curves[method][step]),
+            "curve": {
+                str(s): {"seconds": statistics.fmean(t for t, _ in v), "exact_match": _summary([e for _, e in v])}
+                for s, v in sorted(curves[method].items())
+            },
+        }
+    out["ratio_gradmm_over_dasa"] = out["gradmm"]["seconds"] / out["dasa"]["seconds"]
+    return out
 
 
 def run_dasa_bench(
     *,
     model_dir: str | Path | None = None,
     cache: str | Path = "out/bench-dasa",
-    task: str = "shift",
+    tasks: Sequence[str] = ("shift", "increment", "cipher"),
     source_rows: int = 256,
-    test_rows: int = 100,
+    test_rows: int = 64,
     m: int = 32,
     seeds: Sequence[int] = (0, 1, 2),
     base_steps: int = 2000,
@@ -116,13 +195,16 @@ def run_dasa_bench(
     dasa: DasaSettings | None = None,
     gradmm: GradmmSettings | None = None,
     isolated: bool = True,
+    quality_task: str | None = "shift",
+    dasa_snapshots: Sequence[int] = (20,),
+    gradmm_snapshots: Sequence[int] = (1, 3),
 ) -> dict[str, Any]:
     """The comparison as a JSON-able dict; `model_dir=None` builds (or reuses) the tiny base LM under `cache`.
 
-    Defaults (measured, see README): a 2-layer d=96 base LM pre-trained 2000 steps on copy/reverse (the earlier
-    600 steps at d=64 left it too weak: all source text reached only 0.42 exact match after LoRA, now ~0.98), 256
-    source rows, m = 32 (where a 32-row subset is clearly below all source text), LoRA r 8, lr 3e-3, 200 steps.
-    Both synthesisers use one group (a single desired update / gradient target for all source rows).
+    Defaults (measured, see README): a 2-layer d=96 base LM pre-trained 2000 steps on copy/reverse, 256 source rows
+    per task, m = 32, LoRA r 8, lr 3e-3, 200 steps, 64 held-out prompts. Both synthesisers use one group (a single
+    desired update / gradient target for all source rows). `quality_task` (None: skip) gets the time-to-quality
+    snapshots (step counts below each method's final step).
     """
     model_dir_given = model_dir
     dasa = dasa or DasaSettings(groups=1)
@@ -131,42 +213,73 @@ def run_dasa_bench(
         name = f"base-lm-seed0-steps{base_steps}" + (f"-hidden{base_hidden}" if base_hidden != 64 else "")
         model_dir = build_base_lm(Path(cache) / name, seed=0, steps=base_steps, hidden=base_hidden)
     reference = load_reference(model_dir)
-    train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
     lora = {"steps": lora_steps, "rank": lora_rank, "lr": lora_lr}
     conditions = ("source_all", "source_subset", "dasa_start_rows", "dasa", "gradmm", "random")
-    scores: dict[str, list[float]] = {k: [] for k in conditions}
-    began = time.perf_counter()
+    began, load = time.perf_counter(), os.getloadavg()
     cost: dict[str, dict[str, list[float]]] = {k: {"seconds": [], "peak_rss_mib": []} for k in ("dasa", "gradmm")}
-    for seed in seeds:
-        all_rows = rows_from_pairs(train, reference.tokenizer)
-        subset = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:m].tolist()
-        synthetic = {}
-        for name, settings in (("dasa", dasa), ("gradmm", gradmm)):
-            synthetic[name], seconds, mib = measure_synthesis(
-                name, reference, model_dir, train, m=m, settings=settings, seed=seed, isolated=isolated
-            )
-            cost[name]["seconds"].append(seconds)
-            cost[name]["peak_rss_mib"].append(mib)
-        subset_rows = rows_from_pairs([train[i] for i in subset], reference.tokenizer)
-        start_rows = rows_from_pairs([train[i] for i in synthetic["dasa"].source_index], reference.tokenizer)
-        runs = {
-            "source_all": all_rows,
-            "source_subset": subset_rows,
-            "dasa_start_rows": start_rows,
-            "dasa": _embedding_rows(synthetic["dasa"]),
-            "gradmm": TrainRows(
-                labels=synthetic["gradmm"].labels,
-                attention_mask=synthetic["gradmm"].attention_mask,
-                input_ids=synthetic["gradmm"].input_ids,
-            ),
-            "random": _random_rows(reference, subset_rows, seed=seed),
+    per_task: dict[str, Any] = {}
+    curves: dict[str, dict[int, list[tuple[float, float]]]] = {"dasa": {}, "gradmm": {}}
+    finals = {"dasa": dasa.steps, "gradmm": gradmm.steps}
+    for task in tasks:
+        train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
+        scores: dict[str, list[float]] = {k: [] for k in conditions}
+        diagnostics: list[dict[str, float]] = []
+        for seed in seeds:
+            timed = task == quality_task
+            snaps = {"dasa": dasa_snapshots if timed else (), "gradmm": gradmm_snapshots if timed else ()}
+            synthetic = {}
+            for name, settings in (("dasa", dasa), ("gradmm", gradmm)):
+                synthetic[name], seconds, mib = measure_synthesis(
+                    name,
+                    reference,
+                    model_dir,
+                    train,
+                    m=m,
+                    settings=settings,
+                    seed=seed,
+                    isolated=isolated,
+                    snapshots=snaps[name],
+                )
+                cost[name]["seconds"].append(seconds)
+                cost[name]["peak_rss_mib"].append(mib)
+            subset = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:m].tolist()
+            subset_rows = rows_from_pairs([train[i] for i in subset], reference.tokenizer)
+            runs = {
+                "source_all": rows_from_pairs(train, reference.tokenizer),
+                "source_subset": subset_rows,
+                "dasa_start_rows": rows_from_pairs(
+                    [train[i] for i in synthetic["dasa"].source_index], reference.tokenizer
+                ),
+                "dasa": _as_rows("dasa", synthetic["dasa"], synthetic["dasa"].inputs_embeds),
+                "gradmm": _as_rows("gradmm", synthetic["gradmm"], synthetic["gradmm"].input_ids),
+                "random": _random_rows(reference, subset_rows, seed=seed),
+            }
+            for name, rows in runs.items():
+                scores[name].append(train_and_evaluate(reference, rows, test, seed=seed, **lora))
+            diagnostics.append(gradmm_diagnostics(synthetic["gradmm"], train, task, reference.tokenizer))
+            if timed:
+                for method, rows in synthetic.items():
+                    for step, (seconds, value) in rows.snapshots.items():
+                        em = train_and_evaluate(reference, _as_rows(method, rows, value), test, seed=seed, **lora)
+                        curves[method].setdefault(step, []).append((seconds, em))
+                    if finals[method] not in rows.snapshots:
+                        final = (cost[method]["seconds"][-1], scores[method][-1])
+                        curves[method].setdefault(finals[method], []).append(final)
+        per_task[task] = {
+            "exact_match": {k: _summary(v) for k, v in scores.items()},
+            "paired": {
+                "dasa_minus_start_rows": paired(scores["dasa"], scores["dasa_start_rows"]),
+                "dasa_minus_source_subset": paired(scores["dasa"], scores["source_subset"]),
+                "gradmm_minus_random": paired(scores["gradmm"], scores["random"]),
+                "gradmm_minus_source_subset": paired(scores["gradmm"], scores["source_subset"]),
+            },
+            "gradmm_projection": {k: _summary([d[k] for d in diagnostics]) for k in diagnostics[0]},
         }
-        for name, rows in runs.items():
-            scores[name].append(train_and_evaluate(reference, rows, test, seed=seed, **lora))
     seconds = {k: statistics.fmean(v["seconds"]) for k, v in cost.items()}
+    memory = {k: statistics.fmean(v["peak_rss_mib"]) for k, v in cost.items()}
     return {
         "model": reference.model_id,
-        "task": task,
+        "tasks": list(tasks),
         "source_rows": source_rows,
         "test_rows": test_rows,
         "m": m,
@@ -175,14 +288,15 @@ def run_dasa_bench(
         "lora": lora,
         "dasa_settings": asdict(dasa),
         "gradmm_settings": asdict(gradmm),
-        "exact_match": {k: _summary(v) for k, v in scores.items()},
+        "per_task": per_task,
         "synthesis": {k: {kk: _summary(vv) for kk, vv in v.items()} for k, v in cost.items()},
-        "speedup_dasa_over_gradmm": seconds["gradmm"] / seconds["dasa"],
-        "memory_ratio_dasa_over_gradmm": statistics.fmean(cost["dasa"]["peak_rss_mib"])
-        / max(statistics.fmean(cost["gradmm"]["peak_rss_mib"]), 1e-9),
+        "full_run_speedup_dasa_over_gradmm": seconds["gradmm"] / seconds["dasa"],
+        "time_to_quality": time_to_quality(curves) if quality_task in tasks else None,
+        "memory_ratio_dasa_over_gradmm": memory["dasa"] / max(memory["gradmm"], 1e-9),
         "memory": "peak RSS growth during synthesis, /proc/self/statm sampled every 10 ms (CPU)"
         + (", each synthesis in a fresh spawned process" if isolated else ", in this process"),
         "dasa_start_rows": "LoRA on the text of the m source rows DASA starts from (what DASA adds to them)",
         "threads": torch.get_num_threads(),
+        "load_average_before_after": [list(load), list(os.getloadavg())],
         "total_seconds": time.perf_counter() - began,
     }

@@ -19,7 +19,8 @@ not the run; `states` is the remedy we tried, `trajectory` (one step matched to 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -81,6 +82,26 @@ class SyntheticRows:
     alignment_start: list[float]
     alignment: list[float]
     losses: list[float] = field(default_factory=list)
+    # step -> (seconds since synthesis began, the embeddings or ids the run would have returned after that step)
+    snapshots: dict[int, tuple[float, torch.Tensor]] = field(default_factory=dict)
+
+
+def snapshot_recorder(steps: Sequence[int], *, groups: int) -> tuple[dict[int, tuple[float, torch.Tensor]], Any]:
+    """An empty snapshot dict and the `record(step, rows)` callback that fills it at `steps` (timed from now).
+
+    Snapshots time one whole synthesis, so they need a single group (groups are optimised one after another).
+    """
+    if steps and groups != 1:
+        msg = f"snapshots need `groups`=1 (got {groups}): groups are optimised one after another"
+        raise ValueError(msg)
+    began, wanted = time.perf_counter(), set(steps)
+    found: dict[int, tuple[float, torch.Tensor]] = {}
+
+    def record(step: int, rows: torch.Tensor) -> None:
+        if step in wanted:
+            found[step] = (time.perf_counter() - began, rows.detach().clone())
+
+    return found, record
 
 
 @dataclass
@@ -158,9 +179,19 @@ def plan_groups(  # type: ignore[no-untyped-def]
 
 
 def synthesize_dasa(
-    reference: Reference, source: Sequence[Pair], *, m: int, settings: DasaSettings, seed: int
+    reference: Reference,
+    source: Sequence[Pair],
+    *,
+    m: int,
+    settings: DasaSettings,
+    seed: int,
+    snapshots: Sequence[int] = (),
 ) -> SyntheticRows:
-    """`m` DASA rows for `source`, spread evenly over the groups; deterministic per seed."""
+    """`m` DASA rows for `source`, spread evenly over the groups; deterministic per seed.
+
+    `snapshots`: optimisation steps at which to keep the (best-aligned so far) embeddings and the elapsed time.
+    """
+    found, record = snapshot_recorder(snapshots, groups=settings.groups)
     model, modules, weight = frozen_reference(reference, targets=settings.targets)
     rho = weight.norm(dim=-1).mean()
     batch = encode_source(reference, source, groups=settings.groups, seed=seed)
@@ -186,7 +217,15 @@ def synthesize_dasa(
                 init = torch.randn(init.shape, generator=generator) * rho / init.shape[-1] ** 0.5
             states = group_states(reference, modules, weight, batch, g, targets, settings=settings, seed=seed)
             embeds, start, end, losses = optimise_group(
-                model, modules, states, init, batch.labels[rows], batch.mask[rows], rho=rho, settings=settings
+                model,
+                modules,
+                states,
+                init,
+                batch.labels[rows],
+                batch.mask[rows],
+                rho=rho,
+                settings=settings,
+                on_step=record,
             )
             parts.append((embeds, rows, [g] * count, start, end, losses))
     rows_all = torch.cat([p[1] for p in parts])
@@ -201,6 +240,7 @@ def synthesize_dasa(
         alignment_start=[p[3] for p in parts for _ in p[2]],
         alignment=[p[4] for p in parts for _ in p[2]],
         losses=[x for p in parts for x in p[5]],
+        snapshots=found,
     )
 
 
@@ -262,11 +302,20 @@ def group_states(  # type: ignore[no-untyped-def]
 
 
 def optimise_group(  # type: ignore[no-untyped-def]
-    model, modules, states: list[State], init: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, *, rho, settings
+    model,
+    modules,
+    states: list[State],
+    init: torch.Tensor,
+    labels: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    rho,
+    settings,
+    on_step: Callable[[int, torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, float, float, list[float]]:
     """Adam on the DASA loss of one group, the alignment averaged over `states` (one forward and double backward
     per state and step); returns the best-aligned embeddings seen, the alignment at the start and of those
-    embeddings, and the losses."""
+    embeddings, and the losses. `on_step(k, best)` sees the best embeddings after k steps."""
     embeds = init.clone().requires_grad_(True)
     optimiser = torch.optim.Adam([embeds], lr=settings.lr)
     movable = mask.bool() if settings.optimise == "all" else mask.bool() & (labels == -100)
@@ -288,6 +337,8 @@ def optimise_group(  # type: ignore[no-untyped-def]
         start = value if start is None else start
         if value > best_align:
             best, best_align = embeds.detach().clone(), value
+        if on_step is not None:
+            on_step(len(losses), best)
         if last:
             break
         norm_penalty = ((embeds.norm(dim=-1) - rho) ** 2 * mask).sum() / mask.sum()

@@ -12,34 +12,66 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-TaskName = Literal["copy", "reverse", "shift", "sort", "add", "recall"]
+TaskName = Literal["copy", "reverse", "shift", "sort", "add", "recall", "increment", "cipher"]
 BASE_TASKS: tuple[TaskName, ...] = ("copy", "reverse")
 ALPHABET = "abcdefghijklmnop"
 Pair = tuple[str, str]
+# the `cipher` task's key: a fixed substitution of the alphabet, knowledge the LoRA must store in its weights
+CIPHER = dict(zip(ALPHABET, random.Random("synth-dasa-cipher").sample(ALPHABET, len(ALPHABET)), strict=True))
 
 
 def _letters(rng: random.Random) -> str:
     return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(3, 6)))
 
 
-def _copy(rng: random.Random) -> Pair:
-    text = _letters(rng)
-    return f"{text}>", text
+def _shift_text(text: str) -> str:
+    return "".join(ALPHABET[(ALPHABET.index(c) + 1) % len(ALPHABET)] for c in text)
 
 
-def _reverse(rng: random.Random) -> Pair:
-    text = _letters(rng)
-    return f"{text}<", text[::-1]
+def _increment_text(text: str) -> str:
+    """Small arithmetic: add one to a base-16 numeral written with the letters a..p (a = 0), carry included."""
+    value = 0
+    for c in text:
+        value = 16 * value + ALPHABET.index(c)
+    value = (value + 1) % 16 ** len(text)
+    digits = []
+    for _ in text:
+        value, digit = divmod(value, 16)
+        digits.append(ALPHABET[digit])
+    return "".join(reversed(digits))
 
 
-def _shift(rng: random.Random) -> Pair:
-    text = _letters(rng)
-    return f"{text}>", "".join(ALPHABET[(ALPHABET.index(c) + 1) % len(ALPHABET)] for c in text)
+# letter tasks: prompt = letters + marker, response = rule(letters)
+LETTER_RULES: dict[str, tuple[str, Callable[[str], str]]] = {
+    "copy": (">", lambda text: text),
+    "reverse": ("<", lambda text: text[::-1]),
+    "shift": (">", _shift_text),
+    "sort": ("^", lambda text: "".join(sorted(text))),
+    "increment": (">", _increment_text),
+    "cipher": (">", lambda text: "".join(CIPHER[c] for c in text)),  # knowledge-style lookup of a fixed table
+}
 
 
-def _sort(rng: random.Random) -> Pair:
-    text = _letters(rng)
-    return f"{text}^", "".join(sorted(text))
+def _letter_task(name: str) -> Callable[[random.Random], Pair]:
+    marker, rule = LETTER_RULES[name]
+
+    def make(rng: random.Random) -> Pair:
+        text = _letters(rng)
+        return f"{text}{marker}", rule(text)
+
+    return make
+
+
+def answer(task: str, prompt: str) -> str | None:
+    """The correct response to a letter task's prompt; None when the prompt is not one of that task's (marker,
+    letters) or the task is not a letter task."""
+    if task not in LETTER_RULES:
+        return None
+    marker, rule = LETTER_RULES[task]
+    text = prompt[: -len(marker)]
+    if not prompt.endswith(marker) or not text or any(c not in ALPHABET for c in text):
+        return None
+    return rule(text)
 
 
 def _add(rng: random.Random) -> Pair:
@@ -56,10 +88,7 @@ def _recall(rng: random.Random) -> Pair:
 
 
 TASKS: dict[str, Callable[[random.Random], Pair]] = {
-    "copy": _copy,
-    "reverse": _reverse,
-    "shift": _shift,
-    "sort": _sort,
+    **{name: _letter_task(name) for name in LETTER_RULES},
     "add": _add,
     "recall": _recall,
 }

@@ -20,8 +20,11 @@ k 50) and taught nothing (exact match 0.00, like random embeddings); it is kept 
 
 Candidates (`vocabulary`). The code's k = 50 of phi-1.5's 51,200 tokens is the 0.1% nearest; of this byte model's
 259 ids, 50 is a fifth of the vocabulary, most of it bytes the model never read (untrained embeddings). `source`
-(the default) draws candidates from the tokens of the source rows only (the task's readable alphabet), and k
-defaults to 2 of them; `all` draws from every id.
+(the default) draws candidates from the tokens of the source rows only (the task's readable alphabet); `all` draws
+from every id. k defaults to 1, the best of a sweep on the shift task (m 32, seed 0, exact match after LoRA: k 1
+0.64, k 2 0.00, k 50 0.00; the start rows 0.90): the reference LM, pre-trained on random letter strings, has no
+preference that keeps a prompt's meaning, so every LM-chosen swap breaks the prompt → response rule and k = 1
+(nearest token, no LM call) is the baseline's best honest configuration.
 
 The output is the projected token ids (readable text); `alignment` is the cosine reached by those tokens.
 Synthetic rows start from source rows (the code's `real_first`).
@@ -29,7 +32,7 @@ Synthetic rows start from source rows (the code's `real_first`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,7 +40,13 @@ import torch
 
 from synth.generators.dasa.base_lm import Reference, seeded
 from synth.generators.dasa.objective import alignment, layer_activations
-from synth.generators.dasa.synthesize import SyntheticRows, encode_source, frozen_reference, plan_groups
+from synth.generators.dasa.synthesize import (
+    SyntheticRows,
+    encode_source,
+    frozen_reference,
+    plan_groups,
+    snapshot_recorder,
+)
 
 Pair = tuple[str, str]
 
@@ -50,7 +59,7 @@ class GradmmSettings:
     inner_steps: int = 10
     lr: float = 8e-3
     rho: float = 0.7
-    top_k: int = 2
+    top_k: int = 1
     groups: int = 4
     targets: tuple[str, ...] = ("lm_head",)
     free: Literal["prompt", "all"] = "prompt"
@@ -91,6 +100,8 @@ def project(  # type: ignore[no-untyped-def]
         free = mask.bool()
     if clamp is not None:
         ids = torch.where(free, ids, clamp)
+    if candidates.shape[-1] == 1:
+        return ids  # one candidate: the LM's choice is that candidate
     with torch.no_grad():
         for t in range(1, point.shape[1]):
             if not bool(free[:, t].any()):
@@ -112,8 +123,11 @@ def admm_group(  # type: ignore[no-untyped-def]
     weight: torch.Tensor,
     settings: GradmmSettings,
     vocabulary: torch.Tensor | None,
+    on_step: Callable[[int, torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, float, float, list[float]]:
-    """The ADMM loop of one group; returns the projected ids, the alignment at the start and of the ids, losses."""
+    """The ADMM loop of one group; returns the projected ids, the alignment at the start and of the ids, losses.
+
+    `on_step(k, ids)` sees the projected ids after k outer steps (the z-step that opens step k + 1)."""
 
     def cosine(embeds: torch.Tensor) -> float:
         acts, _ = layer_activations(model, modules, embeds.detach().requires_grad_(True), labels, mask)
@@ -136,8 +150,10 @@ def admm_group(  # type: ignore[no-untyped-def]
             model, point, mask, weight, top_k=settings.top_k, free=free, clamp=source_ids, vocabulary=vocabulary
         )
 
-    for _ in range(settings.steps):
+    for step in range(settings.steps):
         ids = z_step()
+        if on_step is not None:
+            on_step(step, ids)
         z = weight[ids]
         for _ in range(settings.inner_steps):
             acts, _ = layer_activations(model, modules, x, labels, mask, create_graph=True)
@@ -155,6 +171,8 @@ def admm_group(  # type: ignore[no-untyped-def]
         losses.append(cosine(weight[ids]))  # the code logs the projected ids' gradient loss every outer step
     if settings.steps:
         ids = z_step()
+    if on_step is not None:
+        on_step(settings.steps, ids)
     return ids, start, cosine(weight[ids]), losses
 
 
@@ -164,9 +182,19 @@ def source_vocabulary(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def synthesize_gradmm(
-    reference: Reference, source: Sequence[Pair], *, m: int, settings: GradmmSettings, seed: int
+    reference: Reference,
+    source: Sequence[Pair],
+    *,
+    m: int,
+    settings: GradmmSettings,
+    seed: int,
+    snapshots: Sequence[int] = (),
 ) -> SyntheticRows:
-    """`m` GRADMM rows (token ids and their embeddings) for `source`; deterministic per seed."""
+    """`m` GRADMM rows (token ids and their embeddings) for `source`; deterministic per seed.
+
+    `snapshots`: outer steps at which to keep the projected ids and the elapsed time.
+    """
+    found, record = snapshot_recorder(snapshots, groups=settings.groups)
     model, modules, weight = frozen_reference(reference, targets=settings.targets)
     batch = encode_source(reference, source, groups=settings.groups, seed=seed)
     vocabulary = source_vocabulary(batch.ids, batch.mask) if settings.vocabulary == "source" else None
@@ -197,6 +225,7 @@ def synthesize_gradmm(
                 weight=weight,
                 settings=settings,
                 vocabulary=vocabulary,
+                on_step=record,
             )
             ids_parts.append(ids)
             rows_parts.append(rows)
@@ -215,4 +244,5 @@ def synthesize_gradmm(
         alignment_start=starts,
         alignment=ends,
         losses=losses,
+        snapshots=found,
     )

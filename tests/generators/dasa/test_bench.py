@@ -12,21 +12,33 @@ def test_bench_reports_every_condition_and_the_synthesis_cost(base_lm_dir):
 
     report = bench.run_dasa_bench(
         model_dir=base_lm_dir,
+        tasks=("shift", "cipher"),
         source_rows=12,
         test_rows=6,
         m=4,
         seeds=(0, 1),
         lora_steps=2,
-        dasa=DasaSettings(steps=2, groups=2),
-        gradmm=GradmmSettings(steps=1, inner_steps=1, groups=2),
+        dasa=DasaSettings(steps=3, groups=1),
+        gradmm=GradmmSettings(steps=2, inner_steps=1, groups=1),
+        dasa_snapshots=(1,),
+        gradmm_snapshots=(1,),
     )
     conditions = {"source_all", "source_subset", "dasa_start_rows", "dasa", "gradmm", "random"}
-    assert set(report["exact_match"]) == conditions
-    assert all(len(v["values"]) == 2 for v in report["exact_match"].values())
+    for task in ("shift", "cipher"):
+        result = report["per_task"][task]
+        assert set(result["exact_match"]) == conditions
+        assert all(len(v["values"]) == 2 for v in result["exact_match"].values())
+        diff = result["paired"]["dasa_minus_start_rows"]
+        assert diff["ci95"][0] <= diff["mean"] <= diff["ci95"][1]
+        assert 0 <= result["gradmm_projection"]["rows_still_correct_pairs"]["mean"] <= 1
+    ttq = report["time_to_quality"]
+    assert set(ttq["dasa"]["curve"]) == {"1", "3"} and set(ttq["gradmm"]["curve"]) == {"1", "2"}
+    assert ttq["dasa"]["curve"]["1"]["seconds"] < ttq["dasa"]["curve"]["3"]["seconds"]
+    assert ttq["ratio_gradmm_over_dasa"] > 0
     assert all(report["synthesis"][k]["seconds"]["mean"] > 0 for k in ("dasa", "gradmm"))
     # each synthesis ran in a fresh process: its memory growth is seen every time, not only on the first seed
     assert all(v > 0.5 for k in ("dasa", "gradmm") for v in report["synthesis"][k]["peak_rss_mib"]["values"])
-    assert report["speedup_dasa_over_gradmm"] > 0 and report["memory_ratio_dasa_over_gradmm"] > 0
+    assert report["full_run_speedup_dasa_over_gradmm"] > 0 and report["memory_ratio_dasa_over_gradmm"] > 0
     assert "fresh spawned process" in report["memory"]
 
 
@@ -48,3 +60,23 @@ def test_measure_sees_a_large_allocation():
 
     result, seconds, mib = bench.measure(lambda: torch.ones(64 * 2**20 // 4).sum())
     assert float(result) == 64 * 2**20 // 4 and seconds >= 0 and mib > 32
+
+
+def test_paired_differences_and_their_interval():
+    diff = bench.paired([0.5, 0.7, 0.6], [0.4, 0.4, 0.4])
+    assert diff["values"] == pytest.approx([0.1, 0.3, 0.2]) and diff["mean"] == pytest.approx(0.2)
+    half = 4.303 * 0.1 / 3**0.5
+    assert diff["ci95"] == pytest.approx([0.2 - half, 0.2 + half])
+    assert bench.paired([1.0], [0.0])["ci95"] is None
+
+
+def test_time_to_quality_takes_the_earliest_step_reaching_the_lower_final_quality():
+    curves = {
+        "dasa": {5: [(1.0, 0.8), (1.2, 0.6)], 20: [(3.0, 0.9), (3.0, 0.9)]},
+        "gradmm": {1: [(2.0, 0.5), (2.0, 0.5)], 10: [(9.0, 0.7), (11.0, 0.7)]},
+    }
+    out = bench.time_to_quality(curves)
+    assert out["target_exact_match"] == pytest.approx(0.7)
+    assert out["dasa"]["step"] == 5 and out["dasa"]["seconds"] == pytest.approx(1.1)
+    assert out["gradmm"]["step"] == 10 and out["gradmm"]["seconds"] == pytest.approx(10.0)
+    assert out["ratio_gradmm_over_dasa"] == pytest.approx(10.0 / 1.1)

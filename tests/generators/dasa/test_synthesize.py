@@ -67,3 +67,22 @@ def test_synthesis_is_byte_identical_per_seed(reference):
     c = synthesize.synthesize_dasa(reference, source, m=4, settings=settings, seed=6)
     assert a.inputs_embeds.numpy().tobytes() == b.inputs_embeds.numpy().tobytes()
     assert not torch.equal(a.inputs_embeds, c.inputs_embeds)
+
+
+def test_snapshots_keep_the_rows_after_k_steps_with_growing_times(reference):
+    source = make_pairs("shift", 8, seed=0)
+    settings = synthesize.DasaSettings(steps=3, groups=1)
+    rows = synthesize.synthesize_dasa(reference, source, m=2, settings=settings, seed=0, snapshots=(0, 2))
+    assert set(rows.snapshots) == {0, 2}
+    weight = reference.model.get_input_embeddings().weight.detach()
+    from synth.generators.dasa.base_lm import encode_pairs
+
+    ids, _, _ = encode_pairs(source, reference.tokenizer)
+    assert torch.equal(rows.snapshots[0][1], weight[ids[rows.source_index]])
+    assert 0 < rows.snapshots[0][0] < rows.snapshots[2][0]
+    plain = synthesize.synthesize_dasa(reference, source, m=2, settings=settings, seed=0)
+    assert torch.equal(plain.inputs_embeds, rows.inputs_embeds)
+    with pytest.raises(ValueError, match="groups"):
+        synthesize.synthesize_dasa(
+            reference, source, m=2, settings=synthesize.DasaSettings(steps=1, groups=2), seed=0, snapshots=(1,)
+        )

@@ -83,3 +83,15 @@ def test_gradmm_rows_are_token_rows_and_deterministic(reference):
     assert torch.equal(a.inputs_embeds, weight[a.input_ids])
     assert torch.equal(a.input_ids, b.input_ids) and a.alignment == b.alignment
     assert all(-1.0 <= x <= 1.0 for x in a.alignment) and a.group == [0, 0, 1, 1]
+
+
+def test_gradmm_snapshots_start_from_the_source_ids(reference):
+    from synth.generators.dasa.base_lm import encode_pairs
+
+    source = make_pairs("shift", 8, seed=0)
+    settings = admm.GradmmSettings(steps=2, inner_steps=1, groups=1)
+    rows = admm.synthesize_gradmm(reference, source, m=2, settings=settings, seed=0, snapshots=(0, 1, 2))
+    ids, _, _ = encode_pairs(source, reference.tokenizer)
+    assert torch.equal(rows.snapshots[0][1], ids[rows.source_index])  # k = 1: the nearest token of each token
+    assert torch.equal(rows.snapshots[2][1], rows.input_ids)
+    assert rows.snapshots[0][0] < rows.snapshots[1][0] < rows.snapshots[2][0]
