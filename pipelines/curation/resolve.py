@@ -23,7 +23,14 @@ from synth.core.sink import temp_path, write_json_atomic
 from synth.pipelines.curation.config import Balance, CurateConfig, Decontaminate, ExactDedup, NearDedup, step_names
 from synth.pipelines.curation.inputs import CurateInputs
 from synth.pipelines.curation.operations import ROW_LOCAL, drop_and_detail, text_of
-from synth.validators.curation.buckets import BucketSpill, bucket_pairs, greedy_keep, partitions_for, unique_pairs
+from synth.validators.curation.buckets import (
+    BucketSpill,
+    bucket_pairs,
+    greedy_keep,
+    partitions_for,
+    second_key,
+    unique_pairs,
+)
 from synth.validators.curation.decontam import EvalIndex
 from synth.validators.curation.hashing import (
     band_hashes,
@@ -107,7 +114,9 @@ class _Indexer:
             elif isinstance(op, ExactDedup):
                 self.exact[index] = BucketSpill(work, f"exact{index}", parts)
             elif isinstance(op, NearDedup):
-                spills = [BucketSpill(work, f"near{index}-band{band:03d}", parts) for band in range(op.bands)]
+                spills = [
+                    BucketSpill(work, f"near{index}-band{band:03d}", parts, two_keys=False) for band in range(op.bands)
+                ]
                 sigs = SignatureFile(work / f"near{index}.sig", op.num_perm) if op.verify == "minhash" else None
                 self.near[index] = (sigs, spills, permutations(op.num_perm, op.seed))
             elif isinstance(op, Balance):
@@ -244,7 +253,7 @@ def _near(
     for spill in spills:
         for records in spill.partitions(alive):
             if len(records) > 1:
-                found.append(bucket_pairs(records["k1"], records["k2"], records["row"], op.all_pairs_up_to))
+                found.append(bucket_pairs(records["k1"], second_key(records), records["row"], op.all_pairs_up_to))
         found = [unique_pairs(found)]
     pairs = unique_pairs(found)
     if not len(pairs):

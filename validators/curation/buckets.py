@@ -16,25 +16,36 @@ import numba
 import numpy as np
 
 RECORD = np.dtype([("k1", "<u8"), ("k2", "<u8"), ("row", "<i8")])
+RECORD_ONE_KEY = np.dtype([("k1", "<u8"), ("row", "<i8")])
 
 
 def partitions_for(rows: int, budget_bytes: int) -> int:
-    """How many partition files keep one loaded partition (records + sort) within `budget_bytes`."""
+    """How many partition files keep one loaded partition (records, sort order, sorted copy) within
+    `budget_bytes`."""
     return max(1, -(-rows * RECORD.itemsize * 3 // max(budget_bytes, 1)))
 
 
-class BucketSpill:
-    """(k1, k2, row) records appended to `partitions` files under `folder`, partitioned by `k1`."""
+def second_key(records: np.ndarray) -> np.ndarray:
+    """The records' k2, or zeros for one-key records."""
+    return records["k2"] if "k2" in records.dtype.names else np.zeros(len(records), dtype=np.uint64)
 
-    def __init__(self, folder: Path, name: str, partitions: int) -> None:
+
+class BucketSpill:
+    """(k1, k2, row) records (without k2 when `two_keys` is False) appended to `partitions` files under `folder`,
+    partitioned by `k1`."""
+
+    def __init__(self, folder: Path, name: str, partitions: int, *, two_keys: bool = True) -> None:
         folder.mkdir(parents=True, exist_ok=True)
+        self.dtype = RECORD if two_keys else RECORD_ONE_KEY
         self.paths = [folder / f"{name}-{index:04d}.bin" for index in range(partitions)]
         self._handles = [path.open("wb") for path in self.paths]
 
     def add(self, k1: np.ndarray, k2: np.ndarray | None, rows: np.ndarray) -> None:
         """Append one batch of records."""
-        records = np.empty(len(rows), dtype=RECORD)
-        records["k1"], records["k2"], records["row"] = k1, 0 if k2 is None else k2, rows
+        records = np.empty(len(rows), dtype=self.dtype)
+        records["k1"], records["row"] = k1, rows
+        if "k2" in self.dtype.names:
+            records["k2"] = 0 if k2 is None else k2
         parts = len(self._handles)
         if parts == 1:
             records.tofile(self._handles[0])
@@ -55,15 +66,16 @@ class BucketSpill:
         """Each partition's records (only rows with `alive[row]`), sorted by (k1, k2, row)."""
         self.close()
         for path in self.paths:
-            records = np.fromfile(path, dtype=RECORD)
+            records = np.fromfile(path, dtype=self.dtype)
             if alive is not None and len(records):
                 records = records[alive[records["row"]]]
             # records are appended in row order, so a stable sort on k1 orders ties by row; a k1 shared by two
             # k2 values (a 64-bit collision) needs the full sort
             records = records[np.argsort(records["k1"], kind="stable")]
-            k1, k2 = records["k1"], records["k2"]
-            if np.any((k1[1:] == k1[:-1]) & (k2[1:] != k2[:-1])):
-                records = records[np.lexsort((records["row"], k2, k1))]
+            if "k2" in self.dtype.names:
+                k1, k2 = records["k1"], records["k2"]
+                if np.any((k1[1:] == k1[:-1]) & (k2[1:] != k2[:-1])):
+                    records = records[np.lexsort((records["row"], k2, k1))]
             yield records
 
 
