@@ -297,6 +297,7 @@ def dasa_command(
     lora_steps: int = typer.Option(200, "--lora-steps", min=1, help="LoRA steps for every training set."),
     base_steps: int = typer.Option(2000, "--base-steps", min=1, help="Pre-training steps of the tiny base LM."),
     base_hidden: int = typer.Option(96, "--base-hidden", min=8, help="Hidden size of the tiny base LM."),
+    threads: int = typer.Option(1, "--threads", min=1, help="torch threads (1 suits a shared CPU)."),
 ) -> None:
     """Exact match after matched LoRA on source text, a subset, DASA, GRADMM and random rows; synthesis cost."""
     from synth.generators.dasa.bench import run_dasa_bench
@@ -323,6 +324,7 @@ def dasa_command(
         lora_steps=lora_steps,
         base_steps=base_steps,
         base_hidden=base_hidden,
+        threads=threads,
     )
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     keys = ("per_task", "synthesis", "time_to_quality")

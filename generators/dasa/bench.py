@@ -198,14 +198,24 @@ def run_dasa_bench(
     quality_task: str | None = "shift",
     dasa_snapshots: Sequence[int] = (20,),
     gradmm_snapshots: Sequence[int] = (1, 3),
+    threads: int | None = 1,
 ) -> dict[str, Any]:
     """The comparison as a JSON-able dict; `model_dir=None` builds (or reuses) the tiny base LM under `cache`.
 
     Defaults (measured, see README): a 2-layer d=96 base LM pre-trained 2000 steps on copy/reverse, 256 source rows
     per task, m = 32, LoRA r 8, lr 3e-3, 200 steps, 64 held-out prompts. Both synthesisers use one group (a single
     desired update / gradient target for all source rows). `quality_task` (None: skip) gets the time-to-quality
-    snapshots (step counts below each method's final step).
+    snapshots (step counts below each method's final step). `threads` sets torch's thread count for the run and its
+    synthesis processes (None leaves it): on a shared CPU more threads than free cores spin and slow every step.
     """
+    if threads is not None:
+        arguments = {**locals(), "threads": None}
+        previous = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            return run_dasa_bench(**arguments)
+        finally:
+            torch.set_num_threads(previous)
     model_dir_given = model_dir
     dasa = dasa or DasaSettings(groups=1)
     gradmm = gradmm or GradmmSettings(groups=1)
