@@ -332,6 +332,42 @@ def dasa_command(
     console.print(f"wrote {out}")
 
 
+@app.command("dasa-search")
+@cli_errors
+def dasa_search_command(
+    configs: str = typer.Argument(..., help="JSON list of DASA settings overrides, e.g. '[{}, {\"lr\": 3e-3}]'."),
+    out: Path = typer.Option(Path("dasa-search.jsonl"), "--out", "-o", help="JSON lines, one per seed and config."),
+    model: Path = typer.Option(
+        Path("out/bench-dasa/base-lm-seed0-steps2000-hidden96"), "--model", help="Reference LM."
+    ),
+    task: str = typer.Option("shift", "--task", help="Source adaptation task."),
+    m: int = typer.Option(16, "--m", min=1, help="Synthetic rows."),
+    seeds: str = typer.Option("10,11", "--seeds", help="Comma-separated seeds (keep them apart from the bench's)."),
+) -> None:
+    """DASA settings search: exact match of DASA rows vs the source rows they start from, per seed and config."""
+    import torch
+
+    from synth.generators.dasa.base_lm import load_reference
+    from synth.generators.dasa.bench import search_dasa
+
+    try:
+        overrides = json.loads(configs)
+        chosen = tuple(int(seed) for seed in seeds.split(",") if seed.strip())
+    except ValueError as exc:
+        err_console.print(f"[bold red]error:[/] CONFIGS / --seeds: {exc}")
+        raise typer.Exit(2) from None
+    if not isinstance(overrides, list) or not all(isinstance(c, dict) for c in overrides):
+        err_console.print("[bold red]error:[/] CONFIGS: not a JSON list of objects")
+        raise typer.Exit(2)
+    torch.set_num_threads(1)
+    reference = load_reference(model)
+    with out.open("a", encoding="utf-8") as handle:
+        for row in search_dasa(reference, task=task, m=m, seeds=chosen, configs=overrides):
+            handle.write(json.dumps(row) + "\n")
+            handle.flush()
+            console.print_json(json.dumps(row))
+
+
 @app.command("toolforge")
 @cli_errors
 def toolforge_command(

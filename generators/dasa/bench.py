@@ -17,11 +17,12 @@ is not hidden by memory an earlier run left in the allocator (measured in-proces
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
@@ -310,3 +311,41 @@ def run_dasa_bench(
         "load_average_before_after": [list(load), list(os.getloadavg())],
         "total_seconds": time.perf_counter() - began,
     }
+
+
+def search_dasa(
+    reference: Reference,
+    *,
+    task: str,
+    m: int,
+    seeds: Sequence[int],
+    configs: Sequence[dict[str, Any]],
+    source_rows: int = 256,
+    test_rows: int = 100,
+    lora: dict[str, Any] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """For each seed and DASA settings override (on `groups=1`): exact match of DASA rows and of their start rows
+    (trained once per distinct start), with the alignment before/after and the synthesis time (in this process)."""
+    lora = lora or {"steps": 200, "rank": 8, "lr": 3e-3}
+    train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
+    starts: dict[tuple[int, ...], float] = {}
+    for seed in seeds:
+        for config in configs:
+            settings = DasaSettings(**{"groups": 1, **config})
+            run = functools.partial(synthesize_dasa, reference, train, m=m, settings=settings, seed=seed)
+            rows, seconds, _ = measure(run)
+            key = tuple(rows.source_index)
+            if key not in starts:
+                start_rows = rows_from_pairs([train[i] for i in key], reference.tokenizer)
+                starts[key] = train_and_evaluate(reference, start_rows, test, seed=seed, **lora)
+            em = train_and_evaluate(reference, _as_rows("dasa", rows, rows.inputs_embeds), test, seed=seed, **lora)
+            yield {
+                "task": task,
+                "m": m,
+                "seed": seed,
+                "config": config,
+                "dasa": em,
+                "start_rows": starts[key],
+                "seconds": seconds,
+                "alignment": [statistics.fmean(rows.alignment_start), statistics.fmean(rows.alignment)],
+            }
