@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from synth.generators.optiscribe.build import build_model_text
@@ -74,6 +75,33 @@ def score_answer(
     return request_reward(stats.to_dict(), request.effort(), reward)
 
 
+def curriculum_prompts(dataset_dir: str | Path) -> list[dict[str, Any]]:
+    """GRPO prompts from an OptiScribe dataset, one per distinct (instruction, instance seed), in a size curriculum:
+    ordered by the model's variable count (smallest first), then by instruction and seed. Each is
+    `{"key", "messages", "columns": {"instruction", "instance_seed"}}`, the shape a prompt loader wraps."""
+    import json
+
+    from synth.core.dataset import read_records
+    from synth.generators.optiscribe.llm import SYSTEM_PROMPT
+
+    rows = read_records(
+        dataset_dir, columns=("instruction", "instance_seed", "solve_stats"), domain="optiscribe", needs="GRPO"
+    )
+    seen: dict[tuple[str, int], int] = {}
+    for row in rows:
+        key = (row["instruction"], int(row["instance_seed"]))
+        seen.setdefault(key, int(json.loads(row["solve_stats"])["variables"]))
+    ordered = sorted(seen, key=lambda key: (seen[key], key))
+    return [
+        {
+            "key": f"{instruction}#{seed}",
+            "messages": ({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": instruction}),
+            "columns": {"instruction": instruction, "instance_seed": seed},
+        }
+        for instruction, seed in ordered
+    ]
+
+
 def optiscribe_scip_reward(
     *,
     total_nodes: int = 2000,
@@ -83,10 +111,14 @@ def optiscribe_scip_reward(
     node_weight: float = 0.7,
     gap_weight: float = 0.3,
     gap_cap: float = 0.25,
+    node_cap: int | None = None,
 ) -> Callable[..., list[float | None]]:
-    """A TRL reward function scoring challenger completions with SCIP (registered as `optiscribe_scip`)."""
+    """A TRL reward function scoring challenger completions with SCIP (registered as `optiscribe_scip`); the node
+    share saturates at `node_cap` (default: the solver's `total_nodes`)."""
     scip = ScipSettings(seed=scip_seed, total_nodes=total_nodes, time_limit=time_limit)
-    settings = RewardSettings(node_weight=node_weight, gap_weight=gap_weight, node_cap=total_nodes, gap_cap=gap_cap)
+    settings = RewardSettings(
+        node_weight=node_weight, gap_weight=gap_weight, node_cap=node_cap or total_nodes, gap_cap=gap_cap
+    )
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float | None]:
         instructions = columns.get("instruction") or [_last_user(p) for p in prompts]

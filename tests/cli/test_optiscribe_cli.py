@@ -189,3 +189,19 @@ def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
     band = invoke("optiscribe", "bands", "--bands", "easy,extreme", "--out", tmp_path / "b.json")
     assert band.exit_code == 2 and "unknown band 'extreme'" in band.output
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
+
+
+def test_grpo_prompts_follow_a_size_curriculum_and_the_reward_scores_their_answers(dataset):
+    from synth.generators.optiscribe.grpo_reward import curriculum_prompts
+    from synth.trainers.grpo.rewards import make_reward
+
+    prompts = curriculum_prompts(dataset)
+    kept = pq.read_table(dataset / "data").to_pylist()
+    assert len(prompts) == len({(r["instruction"], r["instance_seed"]) for r in kept})
+    sizes = [int(p["columns"]["instruction"].split(" nodes")[0].split()[-1]) for p in prompts]
+    assert sizes == sorted(sizes)
+    first = prompts[0]
+    row = next(r for r in kept if r["instance_seed"] == first["columns"]["instance_seed"])
+    reward = make_reward("optiscribe_scip", total_nodes=1000, node_cap=5000)  # the tiny config's caps
+    [score] = reward([list(first["messages"])], [row["spec"]], **{k: [v] for k, v in first["columns"].items()})
+    assert score == pytest.approx(row["reward"], abs=1e-12)  # same spec, seed and node cap: the row's own reward
