@@ -118,7 +118,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         workers=config.workers,
     )
     return OptiScribeGenerator(
-        name=f"optiscribe-{config.challenger}", version="1", curriculum=tuple(config.curriculum), settings=settings
+        name=f"optiscribe-{config.challenger}", version="2", curriculum=tuple(config.curriculum), settings=settings
     )
 
 
@@ -134,12 +134,12 @@ def build_verifiers(config: OptiScribeConfig) -> dict[str, Verifier]:
     )
 
     return {
-        "scip": ScipVerifier(name="scip", version="1"),
+        "scip": ScipVerifier(name="scip", version="2"),
         "ortools": OrtoolsVerifier(
             name="ortools", version="1", settings=CrossCheckSettings(**config.crosscheck.model_dump())
         ),
-        "instruction": InstructionVerifier(name="instruction", version="1"),
-        "reward": RewardVerifier(name="reward", version="1", settings=RewardSettings(**config.reward.model_dump())),
+        "instruction": InstructionVerifier(name="instruction", version="2"),
+        "reward": RewardVerifier(name="reward", version="2", settings=RewardSettings(**config.reward.model_dump())),
     }
 
 
