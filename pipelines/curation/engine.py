@@ -115,8 +115,9 @@ def curate(
         decisions = Decisions.load(path)
         reused = decisions is not None
         if decisions is None:
+            for stale in state.glob("work-*"):  # a killed run's spill folder (we hold OUT's lock)
+                shutil.rmtree(stale, ignore_errors=True)
             work = state / f"work-{os.getpid()}"
-            shutil.rmtree(work, ignore_errors=True)
             try:
                 decisions = index_and_resolve(config, opened, work, indexes)
             finally:
