@@ -36,7 +36,7 @@ def _parameters(config: Path, out: str | None, name: str, project: Path, assignm
             msg = f"--param {assignment!r}: a flow parameter has no dots; set config fields with overrides=[a.b=v]"
             raise ConfigError(msg)
     params = apply_overrides(params, assignments)
-    params["out"] = out or params.get("out") or (data.get("execution") or {}).get("out") or f"out/{name}"
+    params["out"] = out or params.get("out") or f"out/{name}"  # not execution.out: `synth run` writes that one
     _check_config(data, params, source=str(config))
     return params
 

@@ -2,8 +2,8 @@
 
 `prefect.yaml` is the source of truth: `write_deployment` adds or replaces one entry, `register` sends an entry
 to the server at `PREFECT_API_URL` (for a work pool, e.g. a `process` pool and `prefect worker start`), and
-`serve` runs every entry's schedule from one long-running process (`prefect.serve`, no work pool). The file is
-also valid input for `prefect deploy --all`.
+`serve` runs every entry's schedule from one long-running process (`prefect.serve`, no work pool). The file
+follows the layout `prefect deploy` reads.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from synth.flows.run import RunParams, synth_run_flow
 ENTRYPOINT = "synth.flows.run.synth_run_flow"
 HEADER = (
     "# Deployments of synth's `synth-run` flow, written by `synth deploy` (keep it in git; edit it or rerun\n"
-    "# `synth deploy`). Register all with `prefect --no-prompt deploy --all`, or serve them without a work\n"
-    "# pool with `synth deploy --serve`.\n"
+    "# `synth deploy`, which also registers them). Serve them without a work pool: `synth deploy --serve`.\n"
 )
 
 
