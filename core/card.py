@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import yaml
 from huggingface_hub import DatasetCardData
 
-from synth.core.sink import DATA_DIR, REJECTED_DIR, SPLIT
+from synth.core.sink import DATA_DIR, REJECTED_DIR, SPLIT, shard_data_files, split_sort_key
 
 
 class CardSource(Protocol):
@@ -44,7 +44,7 @@ def card_header(manifest: Mapping[str, Any], domain: CardSource) -> str:
             {
                 "config_name": "default",
                 "default": True,
-                "data_files": [{"split": SPLIT, "path": f"{DATA_DIR}/{SPLIT}-*.parquet"}],
+                "data_files": [{"split": name, "path": f"{DATA_DIR}/{name}-*.parquet"} for name in _splits(manifest)],
             },
             {
                 "config_name": "rejected",
@@ -58,6 +58,12 @@ def card_header(manifest: Mapping[str, Any], domain: CardSource) -> str:
     return f"---\n{data.to_yaml()}\n---\n"
 
 
+def _splits(manifest: Mapping[str, Any]) -> list[str]:
+    """`train`, or the splits of a dataset whose generator declares a split column."""
+    found = {entry["split"] for shard in manifest["shards"] for entry in shard_data_files(shard)}
+    return sorted(found, key=split_sort_key) if found - {SPLIT} else [SPLIT]
+
+
 def _fingerprint(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Shard checksums for the card's `dataset_info`.
 
@@ -67,12 +73,11 @@ def _fingerprint(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """
     checksums = {}
     for shard in manifest["shards"]:
-        for key in ("", "rejected_"):
-            if shard.get(f"{key}path") and shard.get(f"{key}sha256"):
-                checksums[shard[f"{key}path"]] = {
-                    "num_bytes": shard.get(f"{key}bytes"),
-                    "checksum": shard[f"{key}sha256"],
-                }
+        rejected = {"path": shard.get("rejected_path"), "sha256": shard.get("rejected_sha256"), "bytes": None}
+        files = [*shard_data_files(shard), rejected]
+        for entry in files:
+            if entry.get("path") and entry.get("sha256"):
+                checksums[entry["path"]] = {"num_bytes": entry.get("bytes"), "checksum": entry["sha256"]}
     return checksums
 
 
@@ -107,7 +112,7 @@ def render_card(manifest: Mapping[str, Any], domain: CardSource) -> str:
         f"{domain.summary}\n",
         "## Load\n",
         "```python\nfrom datasets import load_dataset\n"
-        'kept = load_dataset("path/to/this/dir")["train"]\n'
+        f'kept = load_dataset("path/to/this/dir")["{_splits(manifest)[0]}"]\n'
         'rejected = load_dataset("path/to/this/dir", "rejected")["train"]\n```\n',
         "## Counts\n",
         _table(

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from synth.core.errors import InputError
-from synth.core.sink import DatasetDir
+from synth.core.sink import DatasetDir, shard_data_files
 from synth.core.versions import resolve_latest
 
 Part = Literal["kept", "rejected"]
@@ -50,11 +50,26 @@ class SynthDataset:
 
         return sha256_file(self.root / "manifest.json")
 
-    def files(self, part: Part = "kept") -> list[Path]:
-        """The complete shards' Parquet files of `part`, in shard order."""
-        key = "path" if part == "kept" else "rejected_path"
-        shards = [s for s in self.manifest.get("shards", []) if s.get("status") == "complete" and s.get(key)]
-        return [self.root / s[key] for s in sorted(shards, key=lambda s: s["index"])]
+    def files(self, part: Part = "kept", *, split: str | None = None) -> list[Path]:
+        """The complete shards' Parquet files of `part`, in shard order (then split order within a shard).
+
+        `split` keeps only the kept-row files of that split (a dataset with splits; others hold `train` only).
+        """
+        shards = sorted(
+            (s for s in self.manifest.get("shards", []) if s.get("status") == "complete"), key=lambda s: s["index"]
+        )
+        if part == "rejected":
+            return [self.root / s["rejected_path"] for s in shards if s.get("rejected_path")]
+        entries = [entry for s in shards for entry in shard_data_files(s)]
+        return [self.root / e["path"] for e in entries if split is None or e["split"] == split]
+
+    @property
+    def splits(self) -> list[str]:
+        """The splits of the kept rows: `train` only, or the values of a declared split column."""
+        from synth.core.sink import split_sort_key
+
+        found = {e["split"] for s in self.manifest.get("shards", []) for e in shard_data_files(s)}
+        return sorted(found, key=split_sort_key)
 
     @property
     def rows(self) -> int:

@@ -17,6 +17,17 @@ MANIFEST_FORMAT = "synth-manifest/1"
 DAMAGED_HINT = "rerun the command that made this dataset with --overwrite to rebuild it"
 
 
+class _SplitFile(BaseModel):
+    """One kept-row file of a shard in a dataset with splits (see `synth.core.sink`)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    split: str
+    path: str
+    sha256: str
+    rows: int
+
+
 class _ShardEntry(BaseModel):
     """One entry of `shards`: what readers rely on (a complete shard names its files, checksums and rows)."""
 
@@ -30,10 +41,12 @@ class _ShardEntry(BaseModel):
     rejected_path: str | None = None
     rejected_sha256: str | None = None
     rejected_rows: int | None = None
+    files: list[_SplitFile] | None = None
 
     @model_validator(mode="after")
     def _complete_names_its_files(self) -> _ShardEntry:
-        needed = ("path", "sha256", "rows", "rejected_path", "rejected_sha256", "rejected_rows")
+        kept = ("path", "sha256") if self.files is None else ()
+        needed = (*kept, "rows", "rejected_path", "rejected_sha256", "rejected_rows")
         missing = [name for name in needed if getattr(self, name) is None]
         if self.status == "complete" and missing:
             msg = f"a complete shard needs `{missing[0]}`"

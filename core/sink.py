@@ -14,6 +14,11 @@ is redone from scratch on resume, so a killed run never leaves a half-written sh
 written to a hidden temp name (`.NAME.tmp-PID`), fsynced, then renamed; a failed write removes its temp file,
 and a killed run's temp files are synth's own: they never make OUT look foreign.
 
+A generator may declare a split column (schema metadata `SPLIT_COLUMN_KEY`, e.g. `split`): each shard's kept rows
+then go to one file per split value, `OUT/data/<split>-00000-of-00004.parquet`, listed in the shard record's
+`files` (split, path, rows, bytes, sha256) instead of its single `path`, and the card names one Hugging Face
+split per value. `shard_data_files` reads either form.
+
 Whenever `manifest.json` exists, so does `README.md`: until the run completes it is `INCOMPLETE_CARD`, whose
 `configs` name a data file that never exists, so `datasets.load_dataset(OUT)` fails with a message saying so
 instead of loading partial shards (or, with no card at all, `manifest.json` itself as a one-row dataset).
@@ -28,12 +33,13 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from synth.core.errors import InputError, OutputDirError
@@ -46,6 +52,9 @@ STATE_DIR = ".synth"
 MANIFEST_NAME = "manifest.json"
 CARD_NAME = "README.md"
 SPLIT = "train"
+SPLIT_COLUMN_KEY = b"synth.split_column"
+#: Splits a split column's values are listed in (other values follow, sorted).
+SPLIT_ORDER = ("train", "validation", "test")
 PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3, "write_statistics": True}
 INCOMPLETE_PATH = "INCOMPLETE-run-synth-again-to-finish"
 INCOMPLETE_CARD = f"""---
@@ -88,6 +97,32 @@ def naming_errors(path: Path) -> Iterator[None]:
 def shard_file_name(index: int, num_shards: int) -> str:
     """Return `train-00003-of-00016.parquet` for shard 3 of 16."""
     return f"{SPLIT}-{index:05d}-of-{num_shards:05d}.parquet"
+
+
+def split_file_name(split: str, index: int, num_shards: int) -> str:
+    """Return `test-00003-of-00016.parquet` for the `test` rows of shard 3 of 16 (a dataset with splits)."""
+    return f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
+
+
+def split_column(schema: pa.Schema) -> str | None:
+    """The split column a schema declares in its metadata (`SPLIT_COLUMN_KEY`), or None."""
+    value = (schema.metadata or {}).get(SPLIT_COLUMN_KEY)
+    return None if value is None else value.decode()
+
+
+def split_sort_key(split: str) -> tuple[int, str]:
+    """Order splits train, validation, test, then any other value alphabetically."""
+    return (SPLIT_ORDER.index(split), "") if split in SPLIT_ORDER else (len(SPLIT_ORDER), split)
+
+
+def shard_data_files(shard: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The kept-row files of a complete shard record: its `files` (datasets with splits) or its one `path`."""
+    if shard.get("files") is not None:
+        return [dict(entry) for entry in shard["files"]]
+    if not shard.get("path"):
+        return []
+    keys = ("path", "sha256", "rows", "bytes")
+    return [{"split": SPLIT} | {key: shard.get(key) for key in keys}]
 
 
 def sha256_file(path: Path) -> str:
@@ -310,13 +345,12 @@ class DatasetDir:
             return None
         try:
             record = json.loads(path.read_bytes().decode("utf-8"))
-            data, rejected = self.root / record["path"], self.root / record["rejected_path"]
-            expected = (record["sha256"], record["rejected_sha256"])
-        except (ValueError, KeyError, TypeError):
+            pairs = [(f["path"], f["sha256"]) for f in shard_data_files(record)]
+            pairs.append((record["rejected_path"], record["rejected_sha256"]))
+            files = [(self.root / relative, digest) for relative, digest in pairs]
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None  # a damaged record: the shard is redone
-        if not (data.is_file() and rejected.is_file()):
-            return None
-        if (sha256_file(data), sha256_file(rejected)) != expected:
+        if not all(file.is_file() and sha256_file(file) == digest for file, digest in files):
             return None
         return record
 
@@ -336,6 +370,11 @@ class DatasetDir:
             path.unlink(missing_ok=True)
             for tmp in path.parent.glob(f".{path.name}.tmp-*"):
                 tmp.unlink(missing_ok=True)
+        suffix = f"-{index:05d}-of-{num_shards:05d}.parquet"
+        if self.data_dir.is_dir():  # per-split files of a dataset with splits, and their temp files
+            for path in self.data_dir.iterdir():
+                if path.name.endswith(suffix) or (is_temp_name(path.name) and f"{suffix}.tmp-" in path.name):
+                    path.unlink(missing_ok=True)
 
     def write_shard(
         self,
@@ -371,10 +410,9 @@ class DatasetDir:
             with naming_errors(directory):
                 directory.mkdir(parents=True, exist_ok=True)
         data, rejected = self.shard_paths(index, num_shards)
-        with (
-            _ShardFileWriter(data, schema) as kept_writer,
-            _ShardFileWriter(rejected, rejected_schema) as dropped_writer,
-        ):
+        split = split_column(schema) is not None
+        kept_writer = _SplitWriter(self, index, num_shards, schema) if split else _ShardFileWriter(data, schema)
+        with kept_writer, _ShardFileWriter(rejected, rejected_schema) as dropped_writer:
             for output in outputs:
                 kept_writer.write(output.kept)
                 dropped_writer.write(output.rejected)
@@ -383,13 +421,15 @@ class DatasetDir:
         kept_writer.commit()
         dropped_writer.commit()
         rejected_rows = sum(stats.rejected.values())
+        if isinstance(kept_writer, _SplitWriter):
+            kept: dict[str, Any] = {"files": kept_writer.entries(), "rows": stats.kept}
+        else:
+            kept = {"path": f"{DATA_DIR}/{data.name}", "rows": stats.kept}
+            kept |= {"sha256": sha256_file(data), "bytes": data.stat().st_size}
         record = {
             "index": index,
             "status": "complete",
-            "path": f"{DATA_DIR}/{data.name}",
-            "rows": stats.kept,
-            "sha256": sha256_file(data),
-            "bytes": data.stat().st_size,
+            **kept,
             "rejected_path": f"{REJECTED_DIR}/{rejected.name}",
             "rejected_rows": rejected_rows,
             "rejected_sha256": sha256_file(rejected),
@@ -425,3 +465,56 @@ class _ShardFileWriter:
             with self.tmp.open("rb") as handle:
                 os.fsync(handle.fileno())
             os.replace(self.tmp, self.final)
+
+
+class _SplitWriter:
+    """One `_ShardFileWriter` per value of the schema's split column, opened when that value first occurs."""
+
+    def __init__(self, out: DatasetDir, index: int, num_shards: int, schema: pa.Schema) -> None:
+        self.out, self.index, self.num_shards, self.schema = out, index, num_shards, schema
+        self.column = split_column(schema) or ""
+        self.writers: dict[str, _ShardFileWriter] = {}
+        self.rows: dict[str, int] = {}
+
+    def __enter__(self) -> _SplitWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for writer in self.writers.values():
+            writer.__exit__(*exc_info)
+
+    def write(self, table: pa.Table) -> None:
+        if not table.num_rows:
+            return
+        values = table.column(self.column)
+        if values.null_count:
+            msg = f"split column `{self.column}` is null on {values.null_count} kept row(s) of shard {self.index}"
+            raise ValueError(msg)
+        for split in sorted(set(values.to_pylist()), key=split_sort_key):
+            if not re.fullmatch(r"[A-Za-z0-9_]+", split):
+                msg = f"split column `{self.column}`: {split!r} is not a split name (letters, digits, _)"
+                raise ValueError(msg)
+            if split not in self.writers:
+                name = split_file_name(split, self.index, self.num_shards)
+                self.writers[split] = _ShardFileWriter(self.out.data_dir / name, self.schema)
+                self.rows[split] = 0
+            part = table.filter(pc.equal(values, split))
+            self.writers[split].write(part)
+            self.rows[split] += part.num_rows
+
+    def commit(self) -> None:
+        for writer in self.writers.values():
+            writer.commit()
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The `files` of the shard record, in split order."""
+        return [
+            {
+                "split": split,
+                "path": f"{DATA_DIR}/{writer.final.name}",
+                "rows": self.rows[split],
+                "sha256": sha256_file(writer.final),
+                "bytes": writer.final.stat().st_size,
+            }
+            for split, writer in sorted(self.writers.items(), key=lambda item: split_sort_key(item[0]))
+        ]

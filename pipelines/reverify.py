@@ -14,7 +14,7 @@ from synth.core.dataset import SynthDataset, open_dataset
 from synth.core.errors import InputError
 from synth.core.manifest import MANIFEST_FORMAT
 from synth.core.records import ID_FIELD, score_column, verdict_column
-from synth.core.sink import DATA_DIR, REJECTED_DIR, sha256_file, shard_file_name
+from synth.core.sink import DATA_DIR, REJECTED_DIR, SPLIT, sha256_file, shard_data_files, shard_file_name
 from synth.core.steps import Verifier
 from synth.pipelines.runner import build_pipeline
 
@@ -25,13 +25,12 @@ def _same_score(stored: float | None, fresh: float | None) -> bool:
     return abs(stored - fresh) <= 1e-9 * max(1.0, abs(fresh))
 
 
-def _intact(dataset: SynthDataset, shard: dict[str, Any], key: str) -> str | None:
-    """The integrity problem of one of a complete shard's files (`key` is "" or "rejected_"), or None."""
-    relative = shard[f"{key}path"]
+def _intact(dataset: SynthDataset, shard: dict[str, Any], relative: str, digest: str) -> str | None:
+    """The integrity problem of one of a complete shard's files, or None."""
     path = dataset.root / relative
     if not path.is_file():
         return f"{relative}: missing (shard {shard['index']} is complete in the manifest)"
-    if sha256_file(path) != shard[f"{key}sha256"]:
+    if sha256_file(path) != digest:
         return f"{relative}: sha256 differs from the manifest (shard {shard['index']})"
     return None
 
@@ -39,10 +38,13 @@ def _intact(dataset: SynthDataset, shard: dict[str, Any], key: str) -> str | Non
 def _stray_files(dataset: SynthDataset) -> list[str]:
     """Visible files in data/ and rejected/ that the manifest does not list (`load_dataset` would read them)."""
     num_shards = dataset.manifest["num_shards"]
-    pending = {shard_file_name(s["index"], num_shards) for s in dataset.manifest["shards"] if s["status"] != "complete"}
-    listed = {
-        s[key] for s in dataset.manifest["shards"] if s["status"] == "complete" for key in ("path", "rejected_path")
-    }
+    pending_suffixes = tuple(
+        shard_file_name(s["index"], num_shards).removeprefix(SPLIT)
+        for s in dataset.manifest["shards"]
+        if s["status"] != "complete"
+    )
+    complete = [s for s in dataset.manifest["shards"] if s["status"] == "complete"]
+    listed = {s["rejected_path"] for s in complete} | {f["path"] for s in complete for f in shard_data_files(s)}
     problems = []
     for folder in (DATA_DIR, REJECTED_DIR):
         directory = dataset.root / folder
@@ -51,7 +53,8 @@ def _stray_files(dataset: SynthDataset) -> list[str]:
         for path in sorted(directory.rglob("*")):
             relative = path.relative_to(dataset.root).as_posix()
             hidden = any(part.startswith(".") for part in path.relative_to(directory).parts)
-            if path.is_file() and not hidden and relative not in listed and path.name not in pending:
+            pending = bool(pending_suffixes) and path.name.endswith(pending_suffixes)
+            if path.is_file() and not hidden and relative not in listed and not pending:
                 problems.append(f"{relative}: not listed in the manifest (load_dataset would read it); remove it")
     return problems
 
@@ -87,6 +90,12 @@ def _compare_verdicts(
     return len(ids), mismatched
 
 
+def _missing_columns(verifier: Verifier, table: pa.Table) -> list[str]:
+    """The verdict and score columns of `verifier` that `table` lacks."""
+    wanted = (verdict_column(verifier.name), *(score_column(verifier.name, s) for s in verifier.scores))
+    return [column for column in wanted if column not in table.column_names]
+
+
 def reverify_dataset(out: str | Path, *, max_examples: int = 5) -> dict[str, Any]:
     """Check every complete shard's files against the manifest, look for unlisted files, and recompute every
     verdict of every kept row.
@@ -106,26 +115,21 @@ def reverify_dataset(out: str | Path, *, max_examples: int = 5) -> dict[str, Any
     examples: list[dict[str, Any]] = []
     done = [shard for shard in manifest["shards"] if shard["status"] == "complete"]
     for shard in done:
-        problems = [p for p in (_intact(dataset, shard, ""), _intact(dataset, shard, "rejected_")) if p]
-        integrity += problems
-        if any(p.startswith(f"{shard['path']}:") for p in problems):
-            continue
-        table = pq.read_table(dataset.root / shard["path"])
-        for verifier in pipeline.verifiers:
-            missing = [
-                column
-                for column in (
-                    verdict_column(verifier.name),
-                    *(score_column(verifier.name, s) for s in verifier.scores),
-                )
-                if column not in table.column_names
-            ]
-            if missing:
-                integrity.append(f"{shard['path']}: column `{missing[0]}` missing")
-                continue
-            rows, bad = _compare_verdicts(verifier, table, shard["path"], examples, max_examples)
-            checked[verifier.name] += rows
-            mismatched[verifier.name] += bad
+        files = [(f["path"], f["sha256"]) for f in shard_data_files(shard)]
+        problems = {relative: _intact(dataset, shard, relative, digest) for relative, digest in files}
+        rejected = _intact(dataset, shard, shard["rejected_path"], shard["rejected_sha256"])
+        integrity += [p for p in [*problems.values(), rejected] if p]
+        for relative, problem in problems.items():
+            if problem is None:
+                table = pq.read_table(dataset.root / relative)
+                for verifier in pipeline.verifiers:
+                    missing = _missing_columns(verifier, table)
+                    if missing:
+                        integrity.append(f"{relative}: column `{missing[0]}` missing")
+                        continue
+                    rows, bad = _compare_verdicts(verifier, table, relative, examples, max_examples)
+                    checked[verifier.name] += rows
+                    mismatched[verifier.name] += bad
     integrity += _stray_files(dataset)
     complete = len(done) == manifest["num_shards"]
     return {
