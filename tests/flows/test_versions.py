@@ -137,3 +137,14 @@ def test_synth_inspect_lists_the_versions_then_describes_latest(tmp_path):
     assert "domain toy" in result.output and "versions/20261204-2" in result.output
     listed = CliRunner().invoke(app, ["inspect", str(tmp_path / "out"), "--json"])
     assert json.loads(listed.output)["latest"] == "20261204-2"
+
+
+def test_a_retry_of_the_same_flow_run_resumes_its_own_unfinished_version(tmp_path):
+    from synth.flows.run import _open_version
+
+    root = VersionedRoot(tmp_path / "out")
+    first = _open_version(root, "run-a")
+    assert _open_version(root, "run-a").path == first.path  # the retry gets its folder back
+    other = _open_version(root, "run-b")
+    assert other.path != first.path and other.ordinal == first.ordinal + 1
+    assert _open_version(root, "run-a").path not in (first.path, other.path)  # only the newest is resumable
