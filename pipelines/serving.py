@@ -14,7 +14,8 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,9 +221,33 @@ def create_app(backend: LLMBackend, settings: ServeSettings) -> Any:
     return app
 
 
-def run_server(app: Any, *, host: str = "127.0.0.1", port: int = 8000, sockets: list[Any] | None = None) -> None:
-    """Serve `app` with uvicorn until interrupted (on the given bound `sockets` when passed)."""
+def run_server(app: Any, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve `app` with uvicorn until interrupted."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
-    server.run(sockets=sockets)
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)).run()
+
+
+@contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Serve `app` on a free loopback port in a background thread; yields the base URL (`http://…/v1`).
+
+    The socket is bound and listening before the thread starts, so clients can connect at once (the kernel queues them).
+    """
+    import socket
+    import threading
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

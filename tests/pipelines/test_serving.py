@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import queue
-import socket
 import threading
 from collections.abc import Iterator, Sequence
 
@@ -15,26 +14,9 @@ from tiny_models import save_tiny_chat_model
 
 from synth.core.llm import CachedBackend, GenRequest, GenResult, Message, ResponseCache, SamplingParams
 from synth.core.llm_backends import OpenAIBackend, TransformersBackend
-from synth.pipelines.serving import ServeSettings, create_app
+from synth.pipelines.serving import ServeSettings, create_app, serve_in_thread
 
 pytest.importorskip("transformers")
-
-
-class Served:
-    def __init__(self, app) -> None:
-        import uvicorn
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +25,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> TransformersBackend:
 
 
 @pytest.fixture(scope="module")
-def served(tiny: TransformersBackend) -> Iterator[Served]:
-    server = Served(create_app(tiny, ServeSettings(model_name="tiny", max_body_bytes=20_000, max_tokens=16)))
-    yield server
-    server.close()
+def served(tiny: TransformersBackend) -> Iterator[str]:
+    with serve_in_thread(
+        create_app(tiny, ServeSettings(model_name="tiny", max_body_bytes=20_000, max_tokens=16))
+    ) as url:
+        yield url
 
 
 def _request(text: str, *, seed: int = 1) -> GenRequest:
@@ -54,18 +37,18 @@ def _request(text: str, *, seed: int = 1) -> GenRequest:
     return GenRequest(model="tiny", messages=(Message("user", text),), sampling=sampling)
 
 
-def test_models_and_chat_completions_speak_openai(served: Served) -> None:
-    listed = httpx.get(f"{served.url}/models", timeout=30).json()
+def test_models_and_chat_completions_speak_openai(served: str) -> None:
+    listed = httpx.get(f"{served}/models", timeout=30).json()
     assert listed["data"][0]["id"] == "tiny" and listed["object"] == "list"
     body = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 6, "n": 2}
-    answer = httpx.post(f"{served.url}/chat/completions", json=body, timeout=60).json()
+    answer = httpx.post(f"{served}/chat/completions", json=body, timeout=60).json()
     assert answer["object"] == "chat.completion" and len(answer["choices"]) == 2
     assert all(c["message"]["role"] == "assistant" for c in answer["choices"])
     assert answer["usage"]["prompt_tokens"] > 0
 
 
-def test_openai_backend_against_the_server_and_a_cached_rerun_makes_no_call(served: Served, tiny, tmp_path) -> None:
-    client = OpenAIBackend(base_url=served.url, model="tiny", retries=0, concurrency=4)
+def test_openai_backend_against_the_server_and_a_cached_rerun_makes_no_call(served: str, tiny, tmp_path) -> None:
+    client = OpenAIBackend(base_url=served, model="tiny", retries=0, concurrency=4)
     requests = [_request(f"molecule {i}", seed=i) for i in range(6)]
     before = tiny.generate_calls
     results = client.generate(requests)
@@ -74,22 +57,22 @@ def test_openai_backend_against_the_server_and_a_cached_rerun_makes_no_call(serv
     cached = CachedBackend(client, ResponseCache(tmp_path / "cache.sqlite"))
     first = cached.generate(requests)
     calls = tiny.generate_calls
-    again = CachedBackend(OpenAIBackend(base_url=served.url, model="tiny"), ResponseCache(tmp_path / "cache.sqlite"))
+    again = CachedBackend(OpenAIBackend(base_url=served, model="tiny"), ResponseCache(tmp_path / "cache.sqlite"))
     assert [r.texts for r in again.generate(requests)] == [r.texts for r in first]
     assert tiny.generate_calls == calls and again.misses == 0 and again.hits == 6
 
 
-def test_oversized_and_malformed_requests_are_refused_with_one_line(served: Served) -> None:
+def test_oversized_and_malformed_requests_are_refused_with_one_line(served: str) -> None:
     big = {"model": "tiny", "messages": [{"role": "user", "content": "x" * 30_000}]}
-    response = httpx.post(f"{served.url}/chat/completions", json=big, timeout=30)
+    response = httpx.post(f"{served}/chat/completions", json=big, timeout=30)
     assert response.status_code == 413 and "over 20000 bytes" in response.json()["error"]["message"]
-    chunked = httpx.post(f"{served.url}/chat/completions", content=iter([b"{" * 15_000] * 2), timeout=30)
+    chunked = httpx.post(f"{served}/chat/completions", content=iter([b"{" * 15_000] * 2), timeout=30)
     assert chunked.status_code == 413  # no Content-Length: the streamed body is counted
-    bad = httpx.post(f"{served.url}/chat/completions", content=b"{not json", timeout=30)
+    bad = httpx.post(f"{served}/chat/completions", content=b"{not json", timeout=30)
     assert bad.status_code == 400 and "not JSON" in bad.json()["error"]["message"]
-    empty = httpx.post(f"{served.url}/chat/completions", json={"messages": []}, timeout=30)
+    empty = httpx.post(f"{served}/chat/completions", json={"messages": []}, timeout=30)
     assert empty.status_code == 400 and "`messages`" in empty.json()["error"]["message"]
-    role = httpx.post(f"{served.url}/chat/completions", json={"messages": [{"role": "robot"}]}, timeout=30)
+    role = httpx.post(f"{served}/chat/completions", json={"messages": [{"role": "robot"}]}, timeout=30)
     assert role.status_code == 400 and "messages[0]" in role.json()["error"]["message"]
 
 
@@ -112,26 +95,29 @@ class _Blocking:
 
 def test_a_full_queue_answers_429_and_tool_calls_come_back_as_openai_tool_calls() -> None:
     backend = _Blocking()
-    server = Served(create_app(backend, ServeSettings(model_name="b", max_pending=1, batch_size=1)))
+    app = create_app(backend, ServeSettings(model_name="b", max_pending=1, batch_size=1))
     statuses: queue.Queue[httpx.Response] = queue.Queue()
     body = {"model": "b", "messages": [{"role": "user", "content": "hi"}]}
 
+    urls: list[str] = []
+
     def post() -> None:
-        statuses.put(httpx.post(f"{server.url}/chat/completions", json=body, timeout=60))
+        statuses.put(httpx.post(f"{urls[0]}/chat/completions", json=body, timeout=60))
 
     threads = [threading.Thread(target=post) for _ in range(4)]
-    try:
-        for thread in threads:
-            thread.start()
-        refused = statuses.get(timeout=60)  # one worker + one queued at most: the others are refused at once
-        assert refused.status_code == 429 and "retry later" in refused.json()["error"]["message"]
-        backend.release.set()
-        for thread in threads:
-            thread.join(timeout=60)
-        done = [refused] + [statuses.get_nowait() for _ in range(3)]
-    finally:
-        backend.release.set()
-        server.close()
+    with serve_in_thread(app) as url:
+        urls.append(url)
+        try:
+            for thread in threads:
+                thread.start()
+            refused = statuses.get(timeout=60)  # one worker + one queued at most: the others are refused at once
+            assert refused.status_code == 429 and "retry later" in refused.json()["error"]["message"]
+            backend.release.set()
+            for thread in threads:
+                thread.join(timeout=60)
+            done = [refused] + [statuses.get_nowait() for _ in range(3)]
+        finally:
+            backend.release.set()
     answered = [r.json() for r in done if r.status_code == 200]
     assert len(answered) >= 2 and {r.status_code for r in done} <= {200, 429}
     choice = answered[0]["choices"][0]
