@@ -289,27 +289,34 @@ def dasa_command(
     out: Path = typer.Option(Path("bench-dasa.json"), "--out", "-o", help="Where to write the JSON report."),
     model: Path | None = typer.Option(None, "--model", help="Reference LM directory (default: the tiny base LM)."),
     cache: Path = typer.Option(Path("out/bench-dasa"), "--cache", help="Where the tiny base LM is built and kept."),
-    task: str = typer.Option("shift", "--task", help="Source adaptation task."),
+    tasks: str = typer.Option("shift,increment,cipher", "--tasks", help="Comma-separated source adaptation tasks."),
     source_rows: int = typer.Option(256, "--source-rows", min=1, help="Source text rows."),
-    test_rows: int = typer.Option(100, "--test-rows", min=1, help="Held-out prompts scored by exact match."),
+    test_rows: int = typer.Option(64, "--test-rows", min=1, help="Held-out prompts scored by exact match."),
     m: int = typer.Option(32, "--m", min=1, help="Synthetic rows for DASA, GRADMM, random, and the source subset."),
     seeds: str = typer.Option("0,1,2", "--seeds", help="Comma-separated seeds (mean ± sd over them)."),
     lora_steps: int = typer.Option(200, "--lora-steps", min=1, help="LoRA steps for every training set."),
     base_steps: int = typer.Option(2000, "--base-steps", min=1, help="Pre-training steps of the tiny base LM."),
     base_hidden: int = typer.Option(96, "--base-hidden", min=8, help="Hidden size of the tiny base LM."),
+    threads: int = typer.Option(1, "--threads", min=1, help="torch threads (1 suits a shared CPU)."),
 ) -> None:
     """Exact match after matched LoRA on source text, a subset, DASA, GRADMM and random rows; synthesis cost."""
     from synth.generators.dasa.bench import run_dasa_bench
+    from synth.generators.dasa.tasks import TASKS
 
     try:
         chosen = tuple(int(seed) for seed in seeds.split(",") if seed.strip())
     except ValueError:
         err_console.print(f"[bold red]error:[/] --seeds: not a comma-separated list of integers: {seeds!r}")
         raise typer.Exit(2) from None
+    task_names = tuple(t.strip() for t in tasks.split(",") if t.strip())
+    unknown = [t for t in task_names if t not in TASKS] or ([] if task_names else [tasks])
+    if unknown:
+        err_console.print(f"[bold red]error:[/] --tasks: unknown task {unknown[0]!r}; choose from {list(TASKS)}")
+        raise typer.Exit(2)
     report = run_dasa_bench(
         model_dir=model,
         cache=cache,
-        task=task,
+        tasks=task_names,
         source_rows=source_rows,
         test_rows=test_rows,
         m=m,
@@ -317,10 +324,48 @@ def dasa_command(
         lora_steps=lora_steps,
         base_steps=base_steps,
         base_hidden=base_hidden,
+        threads=threads,
     )
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    console.print_json(json.dumps({key: report[key] for key in report if key in ("exact_match", "synthesis")}))
+    keys = ("per_task", "synthesis", "time_to_quality")
+    console.print_json(json.dumps({key: report[key] for key in report if key in keys}))
     console.print(f"wrote {out}")
+
+
+@app.command("dasa-search")
+@cli_errors
+def dasa_search_command(
+    configs: str = typer.Argument(..., help="JSON list of DASA settings overrides, e.g. '[{}, {\"lr\": 3e-3}]'."),
+    out: Path = typer.Option(Path("dasa-search.jsonl"), "--out", "-o", help="JSON lines, one per seed and config."),
+    model: Path = typer.Option(
+        Path("out/bench-dasa/base-lm-seed0-steps2000-hidden96"), "--model", help="Reference LM."
+    ),
+    task: str = typer.Option("shift", "--task", help="Source adaptation task."),
+    m: int = typer.Option(16, "--m", min=1, help="Synthetic rows."),
+    seeds: str = typer.Option("10,11", "--seeds", help="Comma-separated seeds (keep them apart from the bench's)."),
+) -> None:
+    """DASA settings search: exact match of DASA rows vs the source rows they start from, per seed and config."""
+    import torch
+
+    from synth.generators.dasa.base_lm import load_reference
+    from synth.generators.dasa.bench import search_dasa
+
+    try:
+        overrides = json.loads(configs)
+        chosen = tuple(int(seed) for seed in seeds.split(",") if seed.strip())
+    except ValueError as exc:
+        err_console.print(f"[bold red]error:[/] CONFIGS / --seeds: {exc}")
+        raise typer.Exit(2) from None
+    if not isinstance(overrides, list) or not all(isinstance(c, dict) for c in overrides):
+        err_console.print("[bold red]error:[/] CONFIGS: not a JSON list of objects")
+        raise typer.Exit(2)
+    torch.set_num_threads(1)
+    reference = load_reference(model)
+    with out.open("a", encoding="utf-8") as handle:
+        for row in search_dasa(reference, task=task, m=m, seeds=chosen, configs=overrides):
+            handle.write(json.dumps(row) + "\n")
+            handle.flush()
+            console.print_json(json.dumps(row))
 
 
 @app.command("toolforge")
@@ -386,6 +431,11 @@ def curate_command(
     summary = {key: report[key] for key in ("near_dup", "sizes") if key in report}
     console.print_json(json.dumps(summary))
     console.print(f"wrote {out}")
+
+
+from synth.cli import bench_learning  # noqa: E402 - its commands join this group
+
+bench_learning.register(app)
 
 
 from synth.cli import bench_learning  # noqa: E402 - its commands join this group
