@@ -96,6 +96,9 @@ def curate(
         if item.root.resolve() == out.resolve():
             msg = f"{out}: OUT is also an input; write the curated dataset to another folder"
             raise InputError(msg)
+    if overwrite and (out / "manifest.json").is_file():
+        for name in (REPORT_NAME, PLOT_NAME):  # ours: --overwrite clears them with the dataset
+            (out / name).unlink(missing_ok=True)
     references = opened.references()
     settings = {"curate": config.hashed(), "inputs": [ref["manifest_sha256"] for ref in references]}
     with DatasetWriter(
@@ -112,11 +115,11 @@ def curate(
         state = out / STATE_DIR / "curate"
         state.mkdir(parents=True, exist_ok=True)
         path = state / state_name(config, opened)
+        for stale in state.glob("work-*"):  # a killed run's spill folder (we hold OUT's lock)
+            shutil.rmtree(stale, ignore_errors=True)
         decisions = Decisions.load(path)
         reused = decisions is not None
         if decisions is None:
-            for stale in state.glob("work-*"):  # a killed run's spill folder (we hold OUT's lock)
-                shutil.rmtree(stale, ignore_errors=True)
             work = state / f"work-{os.getpid()}"
             try:
                 decisions = index_and_resolve(config, opened, work, indexes)

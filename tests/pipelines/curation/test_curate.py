@@ -136,9 +136,16 @@ def test_same_inputs_and_config_give_byte_identical_out_and_an_interrupted_run_r
     with pytest.raises(KeyboardInterrupt):
         curate([dataset], tmp_path / "out", config, source="test")
     assert open_dataset(tmp_path / "out", require_complete=False).manifest["status"] == "partial"
+    stale = tmp_path / "out" / ".synth" / "curate" / "work-424242"  # the spill folder of a run killed while indexing
+    stale.mkdir()
+    (stale / "near1-band000-0000.bin").write_bytes(b"\0" * 48)
     monkeypatch.setattr(ShardWriter, "_output", original)
     resumed = curate([dataset], tmp_path / "out", config, source="test")
-    assert resumed.reused_decisions
+    assert resumed.reused_decisions and not stale.exists()
+    assert _files(tmp_path / "out") == reference
+    for saved in (tmp_path / "out" / ".synth" / "curate").glob("decisions-*.npz"):
+        saved.write_bytes(b"damaged")  # damaged decisions are recomputed, with the same result
+    assert not curate([dataset], tmp_path / "out", config, source="test", overwrite=True).reused_decisions
     assert _files(tmp_path / "out") == reference
 
 
