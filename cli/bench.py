@@ -436,8 +436,3 @@ def curate_command(
 from synth.cli import bench_learning  # noqa: E402 - its commands join this group
 
 bench_learning.register(app)
-
-
-from synth.cli import bench_learning  # noqa: E402 - its commands join this group
-
-bench_learning.register(app)
