@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 import pyarrow as pa
 
 from synth.core.errors import InputError
+from synth.core.sink import SPLIT_COLUMN_KEY
 from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument
 from synth.generators.papyrus.degrade import Degradation, TooShort, degrade_levels
@@ -61,19 +62,59 @@ PAPYRUS_SCHEMA = pa.schema(
         ("attempts", pa.int32()),
         ("text_clean", pa.string()),
         ("text_noisy", pa.string()),
-    ]
+    ],
+    metadata={SPLIT_COLUMN_KEY: b"split"},  # the sink writes data/<split>-*.parquet: Hugging Face splits
 )
 
 
-def assign_split(group: str, *, validation: float = 0.1, test: float = 0.1) -> Split:
-    """Deterministic 80/10/10 split by a group key (the TM number), so a text never straddles splits."""
-    bucket = int.from_bytes(hashlib.blake2b(group.encode(), digest_size=8).digest(), "little") / 2**64
-    if bucket < test:
-        return "test"
-    return "validation" if bucket < test + validation else "train"
+def _group_rank(group: str) -> bytes:
+    return hashlib.blake2b(group.encode(), digest_size=8).digest()
 
 
-def document_columns(doc: PapyrusDocument) -> dict[str, Any]:
+def stratified_group_split(
+    groups: Mapping[str, bool], *, validation: float = 0.1, test: float = 0.1
+) -> dict[str, Split]:
+    """An 80/10/10 split of groups (TM ids), stratified by a class flag (literary or not).
+
+    Within each class the groups are ordered by a hash of their key; the first ``round(test * n)`` go to test,
+    the next ``round(validation * n)`` to validation, the rest to train. A class with at least 3 groups puts
+    at least one in every split, so each split holds both classes whenever each class has 3 groups or more.
+    The split depends only on the set of groups, not on the seed or the order they are listed in.
+
+    Example:
+        >>> split = stratified_group_split({f"d{i}": False for i in range(20)} | {"l1": True, "l2": True, "l3": True})
+        >>> sorted(split[g] for g in ("l1", "l2", "l3"))
+        ['test', 'train', 'validation']
+    """
+    assigned: dict[str, Split] = {}
+    for flag in (False, True):
+        ranked = sorted((g for g, f in groups.items() if f is flag), key=lambda g: (_group_rank(g), g))
+        n = len(ranked)
+        n_test = max(1, round(test * n)) if n >= 3 else 0
+        n_validation = max(1, round(validation * n)) if n >= 3 else 0
+        for position, group in enumerate(ranked):
+            assigned[group] = (
+                "test" if position < n_test else "validation" if position < n_test + n_validation else "train"
+            )
+    return assigned
+
+
+def split_groups(refs: Sequence[DocumentRef]) -> tuple[dict[DocumentRef, str], dict[str, bool]]:
+    """Each ref's split group (its smallest TM id, else its own locator) and each group's class flag.
+
+    Documents that share their smallest TM id (recto and verso, parts of one text) form one group, so a text
+    never straddles splits; a group is literary when any of its documents is.
+    """
+    group_of: dict[DocumentRef, str] = {}
+    literary: dict[str, bool] = {}
+    for ref in refs:
+        group = f"tm:{min(ref.tms, key=lambda tm: (len(tm), tm))}" if ref.tms else f"{ref.source}:{ref.locator}"
+        group_of[ref] = group
+        literary[group] = literary.get(group, False) or ref.literary
+    return group_of, literary
+
+
+def document_columns(doc: PapyrusDocument, split: Split) -> dict[str, Any]:
     """The per-document columns shared by all of a document's rows."""
     return {
         "doc_id": doc.doc_id,
@@ -83,7 +124,7 @@ def document_columns(doc: PapyrusDocument) -> dict[str, Any]:
         "hgv": list(doc.hgv),
         "title": doc.title,
         "place": doc.place,
-        "split": assign_split(doc.tm or doc.doc_id),
+        "split": split,
         "literary": doc.literary,
         "doctype": doc.doctype,
         "subtype": doc.subtype,
@@ -130,6 +171,13 @@ class PapyrusCERGenerator(Generator):
         except FileNotFoundError as error:
             raise InputError(str(error)) from None
 
+    @cached_property
+    def splits(self) -> dict[DocumentRef, Split]:
+        """Each document's split: grouped by TM id, stratified by the literary flag (`stratified_group_split`)."""
+        group_of, literary = split_groups(self.refs)
+        by_group = stratified_group_split(literary)
+        return {ref: by_group[group] for ref, group in group_of.items()}
+
     @property
     def refs(self) -> list[DocumentRef]:
         """The documents to generate from, in shard order."""
@@ -163,7 +211,7 @@ class PapyrusCERGenerator(Generator):
             values = {"source": ref.source, "path": document.path}
             batch.reject(document.code, detail=f"{ref.source}: {document}", values=values)
             return
-        base = document_columns(document)
+        base = document_columns(document, self.splits[ref])
         for variant in self.variants:
             for sample in range(self.samples):
                 results = degrade_levels(

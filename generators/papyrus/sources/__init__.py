@@ -68,12 +68,19 @@ class DocumentRef:
     """Where one document is: its source, that source's root folder (absolute), and a locator inside it.
 
     The locator is a POSIX path relative to `root`, with ``#row=<n>`` (PaDoc) or ``#document_id=<TM>``
-    (Trismegistos Words) when a file holds several documents.
+    (Trismegistos Words) when a file holds several documents. `tms` are the Trismegistos ids the listing
+    found (the split groups by them).
     """
 
     source: SourceName
     root: str
     locator: str
+    tms: tuple[str, ...] = ()
+
+    @property
+    def literary(self) -> bool:
+        """Whether the document is on the literary side: a DCLP file of the EpiDoc source (DCLP = 1, DDB = 0)."""
+        return self.source == "epidoc" and self.locator.split("/", 1)[0] == "DCLP"
 
 
 def list_documents(
@@ -114,7 +121,7 @@ def list_documents(
     for name in wanted:
         if name == "epidoc":
             root = Path(root_epidoc if root_epidoc is not None else SAMPLE_ROOT).resolve()
-            entries = list_epidoc(root, read_tms=len(wanted) > 1, max_bytes=max_bytes)
+            entries = list_epidoc(root, max_bytes=max_bytes)
         else:
             root = Path(corpora_root).resolve()
             entries = _LISTERS[name](root, max_bytes=max_bytes)
@@ -124,7 +131,7 @@ def list_documents(
             if claimed.intersection(entry.tms):
                 dropped[name] += 1
                 continue
-            refs.append(DocumentRef(name, str(root), entry.locator))
+            refs.append(DocumentRef(name, str(root), entry.locator, entry.tms))
             listed.update(entry.tms)
         claimed |= listed
     return refs, dropped

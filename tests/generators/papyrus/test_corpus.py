@@ -39,9 +39,9 @@ def test_sample_parses_every_text(sample: list[PapyrusDocument | EpiDocError]) -
     errors = [d for d in sample if isinstance(d, EpiDocError)]
     documents = [d for d in sample if isinstance(d, PapyrusDocument)]
     assert errors == []
-    assert len(documents) == 53
+    assert len(documents) == 132
     assert sum(d.source == "ddb" for d in documents) == 48
-    assert sum(d.source == "dclp" for d in documents) == 5
+    assert sum(d.source == "dclp" for d in documents) == 84  # the 5 first DCLP texts + 79 added for the literary task
 
 
 def test_order_is_sorted_and_deterministic(sample: list[PapyrusDocument | EpiDocError]) -> None:
@@ -278,7 +278,7 @@ def test_missing_root_raises(tmp_path: Path) -> None:
 def test_only_dclp_is_enough(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE_ROOT / "DCLP", tmp_path / "DCLP")
     results = list(iter_corpus(tmp_path))
-    assert len(results) == 5 and all(isinstance(r, PapyrusDocument) and r.literary for r in results)
+    assert len(results) == 84 and all(isinstance(r, PapyrusDocument) and r.literary for r in results)
 
 
 def test_read_document_matches_iteration(docs: dict[str, PapyrusDocument]) -> None:
