@@ -1,4 +1,4 @@
-"""`synth bench serve`: the learning loop's serving bench (registered on the `synth bench` group)."""
+"""`synth bench serve` and `synth bench marco-policies`: the learning loop's benches (on the `synth bench` group)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,37 @@ def serve_bench_command(
     console.print_json(text)
 
 
+def marco_policies_command(
+    model: list[str] = typer.Option([], "--model", help="NAME=MODEL_DIR (repeatable), e.g. sft=runs/sft."),
+    task: str = typer.Option("BPQ", "--task", help="MuMOInstruct task (BDP, BDQ, BPQ) or PQS."),
+    start: int = typer.Option(300, "--start", min=0, help="First held-out source (train on sources before it)."),
+    count: int = typer.Option(200, "--count", min=1, help="Held-out sources."),
+    budget: int = typer.Option(5, "--budget", min=1, help="B of Same-B (Same-1 is its first turn)."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature (0 = greedy)."),
+    max_tokens: int = typer.Option(48, "--max-tokens", min=1, help="Tokens per proposal."),
+    out: Path = typer.Option(Path("docs/bench/marco-policies.json"), "--out", "-o", help="JSON report."),
+) -> None:
+    """Same-1 / Same-B SR×Sim and validity of models vs the scripted proposer on the same held-out sources."""
+    from synth.core.errors import InputError
+    from synth.trainers.grpo.marco_eval import evaluate_policies
+
+    models = {}
+    for text in model:
+        name, sep, folder = text.partition("=")
+        if not sep or not name or not folder:
+            msg = f"--model {text!r}: expected NAME=MODEL_DIR"
+            raise InputError(msg)
+        models[name] = Path(folder)
+    report = evaluate_policies(
+        models, task=task, start=start, count=count, budget=budget, temperature=temperature, max_tokens=max_tokens
+    )
+    text = json.dumps(report, indent=2, sort_keys=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n", encoding="utf-8")
+    console.print_json(json.dumps({"policies": report["policies"], "paired": report["paired"]}))
+
+
 def register(bench_app: typer.Typer) -> None:
-    """Add `serve` to the `synth bench` group."""
+    """Add `serve` and `marco-policies` to the `synth bench` group."""
     bench_app.command("serve")(cli_errors(serve_bench_command))
+    bench_app.command("marco-policies")(cli_errors(marco_policies_command))

@@ -13,6 +13,7 @@ from synth.validators.marco.reward import RewardSettings
 pytest.importorskip("transformers")
 
 
+@pytest.mark.slow
 def test_rollout_interleaves_answers_and_masked_feedback(marco_dataset, tiny_model) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
