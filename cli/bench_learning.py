@@ -44,18 +44,16 @@ def marco_policies_command(
     out: Path = typer.Option(Path("docs/bench/marco-policies.json"), "--out", "-o", help="JSON report."),
 ) -> None:
     """Same-1 / Same-B SR×Sim and validity of models vs the scripted proposer on the same held-out sources."""
-    from synth.core.errors import InputError
     from synth.trainers.grpo.marco_eval import evaluate_policies
 
-    models = {}
-    for text in model:
-        name, sep, folder = text.partition("=")
-        if not sep or not name or not folder:
-            msg = f"--model {text!r}: expected NAME=MODEL_DIR"
-            raise InputError(msg)
-        models[name] = Path(folder)
     report = evaluate_policies(
-        models, task=task, start=start, count=count, budget=budget, temperature=temperature, max_tokens=max_tokens
+        _named_models(model),
+        task=task,
+        start=start,
+        count=count,
+        budget=budget,
+        temperature=temperature,
+        max_tokens=max_tokens,
     )
     text = json.dumps(report, indent=2, sort_keys=True)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +61,41 @@ def marco_policies_command(
     console.print_json(json.dumps({"policies": report["policies"], "paired": report["paired"]}))
 
 
+def _named_models(values: list[str]) -> dict[str, Path]:
+    from synth.core.errors import InputError
+
+    models = {}
+    for text in values:
+        name, sep, folder = text.partition("=")
+        if not sep or not name or not folder:
+            msg = f"--model {text!r}: expected NAME=MODEL_DIR"
+            raise InputError(msg)
+        models[name] = Path(folder)
+    return models
+
+
+def toolforge_bfcl_command(
+    dataset: Path = typer.Argument(..., help="The ToolForge dataset the models were trained on."),
+    model: list[str] = typer.Option([], "--model", help="NAME=MODEL_DIR (repeatable)."),
+    eval_rows: int = typer.Option(8, "--eval-rows", min=1, help="Held-out dialogues (the sft/grpo split)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split (as given to sft/grpo)."),
+    max_new_tokens: int = typer.Option(96, "--max-new-tokens", min=1, help="Tokens of the first assistant turn."),
+    out: Path = typer.Option(Path("docs/bench/toolforge-bfcl.json"), "--out", "-o", help="JSON report."),
+) -> None:
+    """First-call BFCL AST accuracy of models on the held-out dialogues exported as BFCL entries."""
+    from synth.trainers.grpo.toolforge_eval import evaluate_bfcl_first_calls
+
+    report = evaluate_bfcl_first_calls(
+        _named_models(model), dataset, eval_rows=eval_rows, seed=seed, max_new_tokens=max_new_tokens
+    )
+    text = json.dumps(report, indent=2, sort_keys=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n", encoding="utf-8")
+    console.print_json(text)
+
+
 def register(bench_app: typer.Typer) -> None:
-    """Add `serve` and `marco-policies` to the `synth bench` group."""
+    """Add `serve`, `marco-policies` and `toolforge-bfcl` to the `synth bench` group."""
     bench_app.command("serve")(cli_errors(serve_bench_command))
     bench_app.command("marco-policies")(cli_errors(marco_policies_command))
+    bench_app.command("toolforge-bfcl")(cli_errors(toolforge_bfcl_command))

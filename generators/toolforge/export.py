@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -351,6 +352,46 @@ def _possible_answer(call: Mapping[str, Any], schema: Mapping[str, Any]) -> dict
         if name not in answer and name not in required:
             answer[name] = [""]
     return answer
+
+
+def _bfcl_standard(value: Any) -> Any:
+    """BFCL's string comparison form: lowercase, without spaces and `,./-_*^` (other values as they are)."""
+    if isinstance(value, str):
+        return re.sub(r"[ ,./\-_*^]", "", value.lower())
+    if isinstance(value, list):
+        return [_bfcl_standard(v) for v in value]
+    return value
+
+
+def bfcl_ast_match(call: Mapping[str, Any], possible: Mapping[str, Mapping[str, Sequence[Any]]]) -> bool:
+    """Whether `call` (`{"name", "arguments"}`) matches one possible-answer entry as BFCL's AST checker does.
+
+    The name must equal the entry's function; every argument given must be a parameter of the entry with its value
+    among the allowed ones (strings compared in BFCL's standard form, ints accepted for floats); a parameter not
+    given must allow `""` (may be omitted).
+
+    >>> bfcl_ast_match({"name": "f", "arguments": {"q": "New York"}}, {"f": {"q": ["new york"], "n": [""]}})
+    True
+    """
+    ((name, allowed),) = possible.items()
+    arguments = call.get("arguments")
+    if call.get("name") != name or not isinstance(arguments, Mapping):
+        return False
+    if any(key not in allowed for key in arguments):
+        return False
+    for key, options in allowed.items():
+        if key not in arguments:
+            if "" not in options:
+                return False
+            continue
+        value = arguments[key]
+        wanted = [_bfcl_standard(o) for o in options if o != ""]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            if _bfcl_standard(value) not in wanted:
+                return False
+        elif not any(isinstance(o, int | float) and not isinstance(o, bool) and float(o) == value for o in wanted):
+            return False
+    return True
 
 
 # --- writers -------------------------------------------------------------------------------------------------

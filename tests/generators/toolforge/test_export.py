@@ -17,6 +17,7 @@ from synth.generators.toolforge.export import (
     export_rows,
     first_gold_round_calls,
     read_toolforge_rows,
+    to_bfcl,
     to_hermes,
     to_openai,
 )
@@ -285,3 +286,19 @@ def test_xlam_keeps_enum_values_of_parameters_and_array_items() -> None:
     out = xlam_parameters(schema)
     assert out["detail"] == {"description": "", "type": "str", "enum": ["basic", "full"]}
     assert out["fields"]["enum"] == ["born", "died"] and out["fields"]["type"] == "List[str], optional"
+
+
+def test_bfcl_ast_match_follows_bfcl_rules() -> None:
+    from synth.generators.toolforge.export import bfcl_ast_match
+
+    possible = {"person_lookup": {"name": ["Ridley Scott"], "limit": ["", 3]}}
+    assert bfcl_ast_match({"name": "person_lookup", "arguments": {"name": "ridley-scott"}}, possible)
+    assert bfcl_ast_match({"name": "person_lookup", "arguments": {"name": "Ridley Scott", "limit": 3.0}}, possible)
+    assert not bfcl_ast_match({"name": "person_lookup", "arguments": {"name": "Ridley Scott", "limit": 4}}, possible)
+    assert not bfcl_ast_match({"name": "person_lookup", "arguments": {}}, possible)  # required name omitted
+    assert not bfcl_ast_match({"name": "person_lookup", "arguments": {"name": "Ridley Scott", "x": 1}}, possible)
+    assert not bfcl_ast_match({"name": "wiki_search", "arguments": {"name": "Ridley Scott"}}, possible)
+    # an exported possible answer accepts its own gold call
+    _, _, truth = to_bfcl(ROWS[0])
+    gold = first_gold_round_calls(ROWS[0])[0]
+    assert any(bfcl_ast_match(gold, entry) for entry in truth["ground_truth"])
