@@ -302,7 +302,7 @@ def test_listing_counts_and_dropped_duplicates(full_listing: tuple[list[Document
     refs, dropped = full_listing
     assert dropped == {"epidoc": 0, "papygreek": 9, "duke": 0, "padoc": 15}
     counts = Counter(ref.source for ref in refs)
-    assert counts == {"epidoc": 53, "papygreek": 549, "duke": 235, "padoc": 533}
+    assert counts == {"epidoc": 132, "papygreek": 549, "duke": 235, "padoc": 533}
     assert [ref.source for ref in refs] == sorted((ref.source for ref in refs), key=SOURCE_NAMES.index)
 
 
@@ -498,9 +498,9 @@ def test_generator_describes_its_sources() -> None:
     info = make_generator(sources=("epidoc", "padoc")).describe_input()
     assert info == {
         "root": str(SAMPLE_ROOT),
-        "documents": 53 + 544,
+        "documents": 132 + 544,
         "sources": {
-            "epidoc": {"documents": 53, "duplicates_dropped": 0},
+            "epidoc": {"documents": 132, "duplicates_dropped": 0},
             "padoc": {"documents": 544, "duplicates_dropped": 4},
         },
     }
