@@ -89,6 +89,7 @@ def synth_run(config_path: Path, out: Path, *extra: str) -> list[str]:
     return [*SYNTH, "run", str(config_path), "--out", str(out), "--no-progress", *extra]
 
 
+@pytest.mark.timeout(3600)  # 20 kills and 20 resumes of a CLI run: ~2 minutes when quiet, far more when loaded
 def test_sigkill_at_random_points_then_resume_is_byte_identical(reference, tmp_path):
     config_path, expected = reference
     started = time.monotonic()
