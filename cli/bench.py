@@ -325,6 +325,7 @@ def dasa_command(
         base_steps=base_steps,
         base_hidden=base_hidden,
         threads=threads,
+        on_progress=lambda partial: out.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8"),
     )
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     keys = ("per_task", "synthesis", "time_to_quality")

@@ -18,6 +18,8 @@ is not hidden by memory an earlier run left in the allocator (measured in-proces
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import statistics
 import threading
@@ -198,8 +200,9 @@ def run_dasa_bench(
     isolated: bool = True,
     quality_task: str | None = "shift",
     dasa_snapshots: Sequence[int] = (20,),
-    gradmm_snapshots: Sequence[int] = (1, 3),
+    gradmm_snapshots: Sequence[int] = (1,),
     threads: int | None = 1,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison as a JSON-able dict; `model_dir=None` builds (or reuses) the tiny base LM under `cache`.
 
@@ -208,6 +211,8 @@ def run_dasa_bench(
     desired update / gradient target for all source rows). `quality_task` (None: skip) gets the time-to-quality
     snapshots (step counts below each method's final step). `threads` sets torch's thread count for the run and its
     synthesis processes (None leaves it): on a shared CPU more threads than free cores spin and slow every step.
+    Each finished task and seed is kept under `cache/results/` (keyed by every setting), so a rerun resumes;
+    `on_progress(report)` gets the report so far after each.
     """
     if threads is not None:
         arguments = {**locals(), "threads": None}
@@ -225,70 +230,8 @@ def run_dasa_bench(
         model_dir = build_base_lm(Path(cache) / name, seed=0, steps=base_steps, hidden=base_hidden)
     reference = load_reference(model_dir)
     lora = {"steps": lora_steps, "rank": lora_rank, "lr": lora_lr}
-    conditions = ("source_all", "source_subset", "dasa_start_rows", "dasa", "gradmm", "random")
     began, load = time.perf_counter(), os.getloadavg()
-    cost: dict[str, dict[str, list[float]]] = {k: {"seconds": [], "peak_rss_mib": []} for k in ("dasa", "gradmm")}
-    per_task: dict[str, Any] = {}
-    curves: dict[str, dict[int, list[tuple[float, float]]]] = {"dasa": {}, "gradmm": {}}
-    finals = {"dasa": dasa.steps, "gradmm": gradmm.steps}
-    for task in tasks:
-        train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
-        scores: dict[str, list[float]] = {k: [] for k in conditions}
-        diagnostics: list[dict[str, float]] = []
-        for seed in seeds:
-            timed = task == quality_task
-            snaps = {"dasa": dasa_snapshots if timed else (), "gradmm": gradmm_snapshots if timed else ()}
-            synthetic = {}
-            for name, settings in (("dasa", dasa), ("gradmm", gradmm)):
-                synthetic[name], seconds, mib = measure_synthesis(
-                    name,
-                    reference,
-                    model_dir,
-                    train,
-                    m=m,
-                    settings=settings,
-                    seed=seed,
-                    isolated=isolated,
-                    snapshots=snaps[name],
-                )
-                cost[name]["seconds"].append(seconds)
-                cost[name]["peak_rss_mib"].append(mib)
-            subset = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:m].tolist()
-            subset_rows = rows_from_pairs([train[i] for i in subset], reference.tokenizer)
-            runs = {
-                "source_all": rows_from_pairs(train, reference.tokenizer),
-                "source_subset": subset_rows,
-                "dasa_start_rows": rows_from_pairs(
-                    [train[i] for i in synthetic["dasa"].source_index], reference.tokenizer
-                ),
-                "dasa": _as_rows("dasa", synthetic["dasa"], synthetic["dasa"].inputs_embeds),
-                "gradmm": _as_rows("gradmm", synthetic["gradmm"], synthetic["gradmm"].input_ids),
-                "random": _random_rows(reference, subset_rows, seed=seed),
-            }
-            for name, rows in runs.items():
-                scores[name].append(train_and_evaluate(reference, rows, test, seed=seed, **lora))
-            diagnostics.append(gradmm_diagnostics(synthetic["gradmm"], train, task, reference.tokenizer))
-            if timed:
-                for method, rows in synthetic.items():
-                    for step, (seconds, value) in rows.snapshots.items():
-                        em = train_and_evaluate(reference, _as_rows(method, rows, value), test, seed=seed, **lora)
-                        curves[method].setdefault(step, []).append((seconds, em))
-                    if finals[method] not in rows.snapshots:
-                        final = (cost[method]["seconds"][-1], scores[method][-1])
-                        curves[method].setdefault(finals[method], []).append(final)
-        per_task[task] = {
-            "exact_match": {k: _summary(v) for k, v in scores.items()},
-            "paired": {
-                "dasa_minus_start_rows": paired(scores["dasa"], scores["dasa_start_rows"]),
-                "dasa_minus_source_subset": paired(scores["dasa"], scores["source_subset"]),
-                "gradmm_minus_random": paired(scores["gradmm"], scores["random"]),
-                "gradmm_minus_source_subset": paired(scores["gradmm"], scores["source_subset"]),
-            },
-            "gradmm_projection": {k: _summary([d[k] for d in diagnostics]) for k in diagnostics[0]},
-        }
-    seconds = {k: statistics.fmean(v["seconds"]) for k, v in cost.items()}
-    memory = {k: statistics.fmean(v["peak_rss_mib"]) for k, v in cost.items()}
-    return {
+    header = {
         "model": reference.model_id,
         "tasks": list(tasks),
         "source_rows": source_rows,
@@ -299,17 +242,149 @@ def run_dasa_bench(
         "lora": lora,
         "dasa_settings": asdict(dasa),
         "gradmm_settings": asdict(gradmm),
+        "snapshots": {"task": quality_task, "dasa": list(dasa_snapshots), "gradmm": list(gradmm_snapshots)},
+        "isolated": isolated,
+    }
+    key = hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest()[:12]
+    done = Path(cache) / "results"
+    done.mkdir(parents=True, exist_ok=True)
+    units: dict[tuple[str, int], dict[str, Any]] = {}
+    report: dict[str, Any] = {}
+    resumed: list[str] = []
+    for seed in seeds:  # seed-major: an interrupted run already holds every task for its first seeds
+        for task in tasks:
+            path = done / f"{key}-{task}-{seed}.json"
+            if path.is_file():
+                units[task, seed] = json.loads(path.read_text())
+                resumed.append(f"{task}/{seed}")
+            else:
+                snaps = (dasa_snapshots, gradmm_snapshots) if task == quality_task else ((), ())
+                units[task, seed] = _bench_unit(
+                    reference,
+                    model_dir,
+                    task,
+                    seed,
+                    m=m,
+                    source_rows=source_rows,
+                    test_rows=test_rows,
+                    lora=lora,
+                    dasa=dasa,
+                    gradmm=gradmm,
+                    isolated=isolated,
+                    snapshots=snaps,
+                )
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(units[task, seed]))
+                tmp.replace(path)
+            report = {
+                **header,
+                **_bench_report(units, tasks, seeds, finals={"dasa": dasa.steps, "gradmm": gradmm.steps}),
+                "memory": "peak RSS growth during synthesis, /proc/self/statm sampled every 10 ms (CPU)"
+                + (", each synthesis in a fresh spawned process" if isolated else ", in this process"),
+                "dasa_start_rows": "LoRA on the text of the m source rows DASA starts from (what DASA adds to them)",
+                "threads": torch.get_num_threads(),
+                "load_average_before_after": [list(load), list(os.getloadavg())],
+                "total_seconds": time.perf_counter() - began,
+                "resumed_units": sorted(resumed),
+            }
+            if on_progress is not None:
+                on_progress(report)
+    return report
+
+
+CONDITIONS = ("source_all", "source_subset", "dasa_start_rows", "dasa", "gradmm", "random")
+
+
+def _bench_unit(  # type: ignore[no-untyped-def]
+    reference: Reference,
+    model_dir,
+    task: str,
+    seed: int,
+    *,
+    m,
+    source_rows,
+    test_rows,
+    lora,
+    dasa,
+    gradmm,
+    isolated,
+    snapshots,
+) -> dict[str, Any]:
+    """One task and seed: both syntheses (measured), the six LoRA runs, GRADMM's diagnostics, snapshot scores."""
+    train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
+    synthetic, cost, curve = {}, {}, {}
+    for (name, settings), snaps in zip((("dasa", dasa), ("gradmm", gradmm)), snapshots, strict=True):
+        synthetic[name], seconds, mib = measure_synthesis(
+            name, reference, model_dir, train, m=m, settings=settings, seed=seed, isolated=isolated, snapshots=snaps
+        )
+        cost[name] = {"seconds": seconds, "peak_rss_mib": mib}
+    subset = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))[:m].tolist()
+    subset_rows = rows_from_pairs([train[i] for i in subset], reference.tokenizer)
+    runs = {
+        "source_all": rows_from_pairs(train, reference.tokenizer),
+        "source_subset": subset_rows,
+        "dasa_start_rows": rows_from_pairs([train[i] for i in synthetic["dasa"].source_index], reference.tokenizer),
+        "dasa": _as_rows("dasa", synthetic["dasa"], synthetic["dasa"].inputs_embeds),
+        "gradmm": _as_rows("gradmm", synthetic["gradmm"], synthetic["gradmm"].input_ids),
+        "random": _random_rows(reference, subset_rows, seed=seed),
+    }
+    scores = {name: train_and_evaluate(reference, rows, test, seed=seed, **lora) for name, rows in runs.items()}
+    for method, rows in synthetic.items():
+        curve[method] = {
+            str(step): [seconds, train_and_evaluate(reference, _as_rows(method, rows, value), test, seed=seed, **lora)]
+            for step, (seconds, value) in sorted(rows.snapshots.items())
+        }
+    return {
+        "scores": scores,
+        "gradmm_projection": gradmm_diagnostics(synthetic["gradmm"], train, task, reference.tokenizer),
+        "cost": cost,
+        "curve": curve,
+    }
+
+
+def _bench_report(
+    units: dict[tuple[str, int], dict[str, Any]], tasks: Sequence[str], seeds: Sequence[int], *, finals: dict[str, int]
+) -> dict[str, Any]:
+    """Summaries over the finished units (every seed of a task that has one)."""
+    per_task: dict[str, Any] = {}
+    for task in tasks:
+        have = [units[task, s] for s in seeds if (task, s) in units]
+        if not have:
+            continue
+        scores = {k: [u["scores"][k] for u in have] for k in CONDITIONS}
+        per_task[task] = {
+            "seeds_done": [s for s in seeds if (task, s) in units],
+            "exact_match": {k: _summary(v) for k, v in scores.items()},
+            "paired": {
+                "dasa_minus_start_rows": paired(scores["dasa"], scores["dasa_start_rows"]),
+                "dasa_minus_source_subset": paired(scores["dasa"], scores["source_subset"]),
+                "gradmm_minus_random": paired(scores["gradmm"], scores["random"]),
+                "gradmm_minus_source_subset": paired(scores["gradmm"], scores["source_subset"]),
+            },
+            "gradmm_projection": {
+                k: _summary([u["gradmm_projection"][k] for u in have]) for k in have[0]["gradmm_projection"]
+            },
+        }
+    done = list(units.values())
+    cost = {k: {kk: [u["cost"][k][kk] for u in done] for kk in ("seconds", "peak_rss_mib")} for k in finals}
+    curves: dict[str, dict[int, list[tuple[float, float]]]] = {k: {} for k in finals}
+    for u in done:
+        if not u["curve"]["dasa"] and not u["curve"]["gradmm"]:
+            continue
+        for method in finals:
+            for step, (seconds, em) in u["curve"][method].items():
+                curves[method].setdefault(int(step), []).append((seconds, em))
+            if str(finals[method]) not in u["curve"][method]:
+                final = (u["cost"][method]["seconds"], u["scores"][method])
+                curves[method].setdefault(finals[method], []).append(final)
+    seconds = {k: statistics.fmean(v["seconds"]) for k, v in cost.items()}
+    memory = {k: statistics.fmean(v["peak_rss_mib"]) for k, v in cost.items()}
+    return {
         "per_task": per_task,
         "synthesis": {k: {kk: _summary(vv) for kk, vv in v.items()} for k, v in cost.items()},
         "full_run_speedup_dasa_over_gradmm": seconds["gradmm"] / seconds["dasa"],
-        "time_to_quality": time_to_quality(curves) if quality_task in tasks else None,
+        "time_to_quality": time_to_quality(curves) if curves["dasa"] else None,
         "memory_ratio_dasa_over_gradmm": memory["dasa"] / max(memory["gradmm"], 1e-9),
-        "memory": "peak RSS growth during synthesis, /proc/self/statm sampled every 10 ms (CPU)"
-        + (", each synthesis in a fresh spawned process" if isolated else ", in this process"),
-        "dasa_start_rows": "LoRA on the text of the m source rows DASA starts from (what DASA adds to them)",
-        "threads": torch.get_num_threads(),
-        "load_average_before_after": [list(load), list(os.getloadavg())],
-        "total_seconds": time.perf_counter() - began,
     }
 
 

@@ -6,12 +6,14 @@ bench = pytest.importorskip("synth.generators.dasa.bench")
 
 
 @pytest.mark.slow
-def test_bench_reports_every_condition_and_the_synthesis_cost(base_lm_dir):
+def test_bench_reports_every_condition_and_the_synthesis_cost_and_resumes(base_lm_dir, tmp_path):
     from synth.generators.dasa.synthesize import DasaSettings
     from synth.generators.gradmm.admm import GradmmSettings
 
-    report = bench.run_dasa_bench(
+    progress = []
+    arguments = dict(
         model_dir=base_lm_dir,
+        cache=tmp_path,
         tasks=("shift", "cipher"),
         source_rows=12,
         test_rows=6,
@@ -23,6 +25,7 @@ def test_bench_reports_every_condition_and_the_synthesis_cost(base_lm_dir):
         dasa_snapshots=(1,),
         gradmm_snapshots=(1,),
     )
+    report = bench.run_dasa_bench(**arguments, on_progress=progress.append)
     conditions = {"source_all", "source_subset", "dasa_start_rows", "dasa", "gradmm", "random"}
     for task in ("shift", "cipher"):
         result = report["per_task"][task]
@@ -40,6 +43,12 @@ def test_bench_reports_every_condition_and_the_synthesis_cost(base_lm_dir):
     assert all(v > 0.5 for k in ("dasa", "gradmm") for v in report["synthesis"][k]["peak_rss_mib"]["values"])
     assert report["full_run_speedup_dasa_over_gradmm"] > 0 and report["memory_ratio_dasa_over_gradmm"] > 0
     assert "fresh spawned process" in report["memory"]
+    # one progress report per finished task and seed, seed-major; a rerun reads them all back
+    assert [sorted(p["per_task"]) for p in progress] == [["shift"]] + [["cipher", "shift"]] * 3
+    assert report["resumed_units"] == []
+    again = bench.run_dasa_bench(**arguments)
+    assert again["resumed_units"] == ["cipher/0", "cipher/1", "shift/0", "shift/1"]
+    assert again["per_task"] == report["per_task"]
 
 
 def test_isolated_synthesis_returns_the_same_rows_as_in_process(reference, base_lm_dir):
