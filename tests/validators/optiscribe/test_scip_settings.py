@@ -14,7 +14,7 @@ from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
 
-HARD = "a max-cut problem with 40 nodes, density 0.3"
+HARD = "a max-cut problem with 30 nodes, density 0.3"
 
 
 def test_emphasis_meta_and_overrides_reach_scip_and_round_trip():
@@ -44,14 +44,14 @@ def _row(text, settings, stats):
 
 def test_a_node_capped_instance_is_kept_hard_unsolved_and_a_time_capped_one_is_not_reproducible():
     text = build_model_text(parse_instruction(HARD).make_spec(), seed=0)
-    capped = ScipSettings(total_nodes=40, time_limit=600)
+    capped = ScipSettings(total_nodes=20, time_limit=600)
     stats = solve_model_text(text, settings=capped)
-    assert stats.status == "totalnodelimit" and stats.nodes == 40 and stats.feasible and stats.gap > 0
+    assert stats.status == "totalnodelimit" and stats.nodes == 20 and stats.feasible and stats.gap > 0
     timed = ScipSettings(total_nodes=10**6, time_limit=0.05)
     timed_stats = solve_model_text(text, settings=timed)
     assert timed_stats.status == "timelimit"
     fields = [f for f in OPTISCRIBE_SCHEMA if f.name in ScipVerifier.reads]
     table = pa.Table.from_pylist([_row(text, capped, stats), _row(text, timed, timed_stats)], schema=pa.schema(fields))
     kept, timed_out = ScipVerifier(name="scip").verify(table)
-    assert kept.passed and kept.scores["nodes"] == 40.0
+    assert kept.passed and kept.scores["nodes"] == 20.0
     assert not timed_out.passed and timed_out.reasons[0].startswith("timelimit: stopped by the wall-clock cap")
