@@ -237,8 +237,6 @@ def train_grpo(
     dataset_dir: Path, *, model: Path, out: Path, settings: GrpoSettings, overwrite: bool = False
 ) -> dict[str, Any]:
     """Run (or resume) GRPO on `dataset_dir` from `model` into the run folder `out`; returns the summary."""
-    from transformers import set_seed
-
     started = time.perf_counter()
     out = Path(out)
     path = _check_model(model)
@@ -248,6 +246,8 @@ def train_grpo(
     _check_run_folder(out, config, overwrite=overwrite)
     out.mkdir(parents=True, exist_ok=True)
     _write_json(out / CONFIG_FILE, config)
+    from transformers import set_seed
+
     set_seed(settings.seed)
     dataset = to_hf_dataset(tokenizer, prepared.rows)
     rollout = None

@@ -61,11 +61,14 @@ def test_missing_model_and_wrong_domain_are_one_line_errors(marco_dataset, tmp_p
     assert not (tmp_path / "run").exists()
 
 
-def test_wrong_domain_dataset_is_refused(tmp_path, tiny_model) -> None:
+def test_wrong_domain_dataset_is_refused(tmp_path) -> None:
     from synth_datasets import write_synth_dataset
 
     other = write_synth_dataset(tmp_path / "lob", [{"x": 1}], domain="lob")
-    result = runner.invoke(_app(), _command(other, tiny_model, tmp_path / "run"))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")  # the dataset is refused before any model is loaded
+    result = runner.invoke(_app(), _command(other, model, tmp_path / "run"))
     assert result.exit_code == 2 and "synth train grpo takes marco or toolforge datasets" in result.output
     assert not (tmp_path / "run").exists()
 
