@@ -39,11 +39,20 @@ def _child(inputs: str, out: str, config: str) -> None:
     start = time.perf_counter()
     summary = curate([inputs], out, parse_curate_config(json.loads(config), source="bench"), source="bench")
     seconds = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_kb = _peak_rss_kb()
     ops = {op["name"]: op["dropped"] for op in summary.report["operations"]}
     print(
         json.dumps({"seconds": seconds, "rows": summary.report["rows"], "dropped": ops, "peak_rss_mb": peak_kb / 1024})
     )
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak RSS: VmHWM of its own address space. (`ru_maxrss` would not do: Linux carries the
+    parent's peak across fork and exec into it, so every child would report at least the parent's.)"""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def measure_size(rows: int, work: Path, *, words: int, config: dict[str, Any]) -> dict[str, Any]:
