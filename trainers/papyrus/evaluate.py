@@ -46,6 +46,9 @@ from synth.trainers.papyrus.tasks import (
     score,
 )
 
+#: CER → (doc ids, true labels, predictions) of one evaluation on the test split.
+PredictionLog = dict[float, tuple[list[str], list[Any], list[Any]]]
+
 TRAINING_FILE = "training.json"
 METRICS_FILE = "metrics.json"
 RETENTION_THRESHOLD = 0.9
@@ -64,6 +67,7 @@ def train_and_evaluate(
     min_class_count: int = 3,
     retention_threshold: float = RETENTION_THRESHOLD,
     out: str | Path | None = None,
+    predictions: PredictionLog | None = None,
 ) -> dict[str, Any]:
     """Train `model` on the train split at `train_cer` (0 = clean text) and score it on the test split.
 
@@ -76,6 +80,7 @@ def train_and_evaluate(
     Args:
         variant: error shape of the noisy texts used (train and test); None pools every variant.
         min_class_count: doctype/subtype classes with fewer train documents are dropped (listed in the result).
+        predictions: filled with the test predictions per CER (see `evaluate_model`), for bootstrap intervals.
     """
     check_frame_columns(dataset_frame)
     spec = get_task(task)
@@ -112,7 +117,7 @@ def train_and_evaluate(
     fitted.fit(train_rows.get_column("text").to_list(), train_rows.get_column("label").to_list())
     training["train_texts"] = train_rows.height
     evaluation = evaluate_model(
-        fitted, dataset_frame, spec=spec, classes=data.classes, cers=eval_levels, variant=variant
+        fitted, dataset_frame, spec=spec, classes=data.classes, cers=eval_levels, variant=variant, log=predictions
     )
     result = _assemble(
         dataset_frame, spec, training, evaluation, cers=eval_levels, reason=None, threshold=retention_threshold
@@ -172,16 +177,23 @@ def evaluate_model(
     classes: Sequence[str] | None,
     cers: Sequence[float],
     variant: str | None,
+    log: PredictionLog | None = None,
 ) -> list[dict[str, Any]]:
-    """Metrics on the test split at CER 0 and at every level of `cers` (ascending, CER 0 first)."""
+    """Metrics on the test split at CER 0 and at every level of `cers` (ascending, CER 0 first).
+
+    With `log`, each CER's (doc ids, true labels, predictions) is stored in it under the CER.
+    """
     entries = []
     for cer in sorted({0.0, *cers}):
         rows = select_texts_at_cer(dataset_frame, split="test", cer=cer, variant=variant)
         rows = restrict_to_classes(rows, spec.name, classes)
         entry: dict[str, Any] = {"cer": cer, "texts": rows.height, "documents": rows.get_column("doc_id").n_unique()}
         if rows.height:
-            predictions = model.predict(rows.get_column("text").to_list())
-            entry.update(score(spec.name, rows.get_column("label").to_list(), predictions.tolist()))
+            predictions = model.predict(rows.get_column("text").to_list()).tolist()
+            labels = rows.get_column("label").to_list()
+            entry.update(score(spec.name, labels, predictions))
+            if log is not None:
+                log[cer] = (rows.get_column("doc_id").to_list(), labels, predictions)
         entries.append(entry)
     return entries
 

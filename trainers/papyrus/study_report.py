@@ -25,23 +25,62 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+#: How each model family is named in the tables (`bytes` stands in for ByT5-small, whose weights cannot be had).
+MODEL_LABELS = {
+    "tfidf": "TF-IDF + LR",
+    "fasttext": "fastText",
+    "charcnn": "char-CNN",
+    "bytes": "byte Transformer (from scratch, in place of ByT5-small)",
+}
+
+
+def _pct_interval(value: float | None, bounds: Sequence[float] | None) -> str:
+    """`7.5 % [5–10]`: a threshold with its bootstrap interval (0 = below the lowest level)."""
+    if bounds is None:
+        return _pct(value)
+    return f"{_pct(value)} [{100 * bounds[0]:g}–{100 * bounds[1]:g}]"
+
+
+def _value_interval(value: float | None, bounds: Sequence[float] | None, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    text = f"{value:.{digits}f}"
+    return text if bounds is None else f"{text} [{bounds[0]:.{digits}f}–{bounds[1]:.{digits}f}]"
+
+
+def _signed_interval(value: float | None, bounds: Sequence[float] | None) -> str:
+    if value is None:
+        return "–"
+    text = f"{value:+.3f}"
+    return text if bounds is None else f"{text} [{bounds[0]:+.3f}, {bounds[1]:+.3f}]"
+
+
 def summary_table(report: Mapping[str, Any]) -> str:
-    """Thresholds per task beside the paper's, honestly labelled with corpus sizes."""
+    """Thresholds per task and model with 95 % bootstrap intervals, beside the paper's, with corpus sizes."""
     rows = []
     for row in report["summary"]:
-        retrained = ", ".join(f"@{level}: {_pct(value)}" for level, value in row["threshold_retrained"].items())
+        model = MODEL_LABELS.get(row["model"], row["model"])
         if not row["measurable"]:
             reason = "not measurable: " + (row["reason"] or "")
-            rows.append((row["task"], row["model"], row["test_documents"], reason, "", "", ""))
+            rows.append((row["task"], model, row["test_documents"], reason, "", "", "", _pct(row["paper_threshold"])))
             continue
+        retrained = "; ".join(
+            f"@{level}: {_pct_interval(r['threshold'], r['interval'])}"
+            for level, r in row["threshold_retrained"].items()
+        )
+        effect = "; ".join(
+            f"@{level}: {_signed_interval(r['effect_above_15'], r['effect_interval'])}"
+            for level, r in row["threshold_retrained"].items()
+        )
         rows.append(
             (
                 row["task"],
-                row["model"],
+                model,
                 row["test_documents"],
-                f"{row['metric']} {_fmt(row['clean_metric'])}",
-                _pct(row["threshold_clean_trained"]),
+                f"{row['metric']} {_value_interval(row['clean_metric'], row.get('clean_metric_interval'))}",
+                _pct_interval(row["threshold_clean_trained"], row.get("threshold_interval")),
                 retrained or "–",
+                effect or "–",
                 _pct(row["paper_threshold"]),
             )
         )
@@ -49,12 +88,20 @@ def summary_table(report: Mapping[str, Any]) -> str:
         "task",
         "model",
         "labelled test docs",
-        "clean metric",
-        "90 % kept up to (clean-trained)",
-        "retrained at c (vs clean-trained clean metric)",
-        "paper",
+        "clean metric [95 % CI]",
+        "90 % kept up to, clean-trained [95 % CI]",
+        "retrained at c: 90 % of the clean-trained clean metric kept up to [95 % CI]",
+        "retraining gain in retention above 15 % CER [95 % CI]",
+        "paper (clean-trained)",
     )
     return _table(header, rows)
+
+
+def findings_table(report: Mapping[str, Any]) -> str:
+    """The paper's five findings and whether they hold on this run."""
+    verdict = {True: "holds", False: "does not hold", None: "not measurable"}
+    rows = [(f["finding"], verdict[f["holds"]], f["evidence"]) for f in report.get("findings", [])]
+    return _table(("paper's finding", "here", "evidence"), rows)
 
 
 def task_table(result: Mapping[str, Any]) -> str:
@@ -87,21 +134,50 @@ def search_table(search: Mapping[str, Any]) -> str:
     if not methods:
         return "no search methods ran"
     cers = list(next(iter(methods.values()))["f1"])
-    header = ["method", *[f"F1 @{float(c) * 100:g} %" for c in cers], "90 % kept up to"]
-    rows = [(m, *[v["f1"][c] for c in cers], _pct(v["largest_cer"])) for m, v in methods.items()]
+    header = ["method", *[f"F1 @{float(c) * 100:g} %" for c in cers], "90 % kept up to [95 % CI over queries]"]
+    rows = [
+        (m, *[v["f1"][c] for c in cers], _pct_interval(v["largest_cer"], v.get("intervals", {}).get("threshold")))
+        for m, v in methods.items()
+    ]
     return _table(header, rows)
 
 
 def damage_table(damage: Mapping[str, Any]) -> str:
-    """Burst vs uniform per document-length bin."""
+    """Burst vs uniform per document-length bin and model, then the long-burst vs short-uniform contrast."""
     if not damage.get("measurable"):
         return f"not measurable: {damage.get('reason')}"
     metric = damage["metric"]
-    rows = [
-        (r["length"], r.get("variant", "–"), _pct(r.get("cer")), r["documents"], r.get(metric), r.get("retention"))
-        for r in damage["rows"]
-    ]
-    return _table(("length", "variant", "CER", "test docs", metric, "retention"), rows)
+    rows, contrasts = [], []
+    for model, result in damage["models"].items():
+        label = MODEL_LABELS.get(model, model)
+        for r in result["rows"]:
+            retention = _value_interval(r.get("retention"), r.get("retention_interval"))
+            rows.append(
+                (
+                    label,
+                    r["length"],
+                    r.get("variant", "–"),
+                    _pct(r.get("cer")),
+                    r["documents"],
+                    r.get(metric),
+                    retention,
+                )
+            )
+        for c in result["contrast"]:
+            contrasts.append(
+                (label, _pct(c["cer"]), _signed_interval(c["long_burst_minus_short_uniform"], c["interval"]))
+            )
+    table = _table(("model", "length", "variant", "CER", "test docs", metric, "retention [95 % CI]"), rows)
+    contrast = _table(("model", "CER", "retention: long x burst minus short x uniform [95 % CI]"), contrasts)
+    return f"{table}\n\n{contrast}"
+
+
+def _timing_line(report: Mapping[str, Any]) -> str:
+    timing = report.get("timing")
+    if not timing:
+        return ""
+    parts = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timing.items())
+    return f"Wall time of this run: {parts}.\n"
 
 
 def write_tables(report: Mapping[str, Any], path: Path) -> None:
@@ -112,7 +188,15 @@ def write_tables(report: Mapping[str, Any], path: Path) -> None:
         f"Corpus: {corpus['documents']} documents ({corpus['literary']} literary), splits {corpus['by_split']}, "
         f"sources {corpus['by_source']}. Evaluation variant: {report['settings']['eval_variant']}.\n",
         "## Summary\n",
+        "Every threshold is the largest CER up to which the metric keeps 90 % of the clean-trained model's clean "
+        "metric; brackets are 95 % percentile intervals from "
+        f"{report['settings'].get('resamples', '?')} bootstrap resamples of the test documents (of the queries for "
+        "search); 0 means below the lowest level (1 %). The byte Transformer is trained from scratch in place of "
+        "ByT5-small: no checkpoint can be downloaded here.\n",
         summary_table(report) + "\n",
+        "## The paper's findings here\n",
+        findings_table(report) + "\n",
+        _timing_line(report),
     ]
     for task, by_model in report["tasks"].items():
         for model, result in by_model.items():
