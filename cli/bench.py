@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from synth.cli._common import cli_errors, console, err_console
+from synth.cli._common import cli_errors, console, err_console, exit_with_error
 
 app = typer.Typer(help="Benchmarks that write JSON (ratios against a baseline in the same run).", no_args_is_help=True)
 
@@ -306,13 +306,11 @@ def dasa_command(
     try:
         chosen = tuple(int(seed) for seed in seeds.split(",") if seed.strip())
     except ValueError:
-        err_console.print(f"[bold red]error:[/] --seeds: not a comma-separated list of integers: {seeds!r}")
-        raise typer.Exit(2) from None
+        exit_with_error(f"--seeds: not a comma-separated list of integers: {seeds!r}", 2)
     task_names = tuple(t.strip() for t in tasks.split(",") if t.strip())
     unknown = [t for t in task_names if t not in TASKS] or ([] if task_names else [tasks])
     if unknown:
-        err_console.print(f"[bold red]error:[/] --tasks: unknown task {unknown[0]!r}; choose from {list(TASKS)}")
-        raise typer.Exit(2)
+        exit_with_error(f"--tasks: unknown task {unknown[0]!r}; choose from {list(TASKS)}", 2)
     report = run_dasa_bench(
         model_dir=model,
         cache=cache,
@@ -355,11 +353,17 @@ def dasa_search_command(
         overrides = json.loads(configs)
         chosen = tuple(int(seed) for seed in seeds.split(",") if seed.strip())
     except ValueError as exc:
-        err_console.print(f"[bold red]error:[/] CONFIGS / --seeds: {exc}")
-        raise typer.Exit(2) from None
+        exit_with_error(f"CONFIGS / --seeds: {exc}", 2)
     if not isinstance(overrides, list) or not all(isinstance(c, dict) for c in overrides):
-        err_console.print("[bold red]error:[/] CONFIGS: not a JSON list of objects")
-        raise typer.Exit(2)
+        exit_with_error("CONFIGS: not a JSON list of objects", 2)
+    from dataclasses import fields
+
+    from synth.generators.dasa.synthesize import DasaSettings
+
+    known = {f.name for f in fields(DasaSettings)}
+    for i, override in enumerate(overrides):
+        if unknown := sorted(set(override) - known):
+            exit_with_error(f"CONFIGS[{i}]: unknown DASA setting {unknown[0]!r}; known: {sorted(known)}", 2)
     torch.set_num_threads(1)
     reference = load_reference(model)
     with out.open("a", encoding="utf-8") as handle:
