@@ -245,7 +245,8 @@ def run_dasa_bench(
         "snapshots": {"task": quality_task, "dasa": list(dasa_snapshots), "gradmm": list(gradmm_snapshots)},
         "isolated": isolated,
     }
-    key = hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest()[:12]
+    unit_settings = {k: v for k, v in header.items() if k not in ("tasks", "seeds")}  # a unit is one task and seed
+    key = hashlib.sha256(json.dumps(unit_settings, sort_keys=True).encode()).hexdigest()[:12]
     done = Path(cache) / "results"
     done.mkdir(parents=True, exist_ok=True)
     units: dict[tuple[str, int], dict[str, Any]] = {}
