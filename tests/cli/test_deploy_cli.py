@@ -14,7 +14,10 @@ def project(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     (tmp_path / "papyrus.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    return tmp_path
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):  # no server, even after the session's harness
+        yield tmp_path
 
 
 def deploy(*args):

@@ -18,7 +18,7 @@ from synth.core.dataset import open_dataset
 from synth.core.sink import sha256_file
 from synth.core.versions import VersionedRoot
 
-pytestmark = pytest.mark.prefect
+pytestmark = [pytest.mark.prefect, pytest.mark.slow]  # 40 s to several minutes: a served subprocess, two flow runs
 
 CONFIG = {"domain": "papyrus", "seed": 7, "shards": 2, "generator": {"samples": 1, "sources": ["epidoc"]}}
 
