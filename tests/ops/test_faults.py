@@ -97,9 +97,11 @@ def test_sigkill_at_random_points_then_resume_is_byte_identical(reference, tmp_p
     full = time.monotonic() - started
     rng = random.Random(20261204)
     outcomes = []
-    for trial in range(KILLS):
+    trial = 0
+    while sum(o["killed"] for o in outcomes) < KILLS and trial < 2 * KILLS:  # until 20 kills land mid-run
         out = tmp_path / f"kill-{trial}"
-        delay = rng.uniform(0.3, full)
+        trial += 1
+        delay = rng.uniform(0.3, 0.8 * full)
         process = subprocess.Popen(synth_run(config_path, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             process.wait(timeout=delay)
@@ -123,7 +125,7 @@ def test_sigkill_at_random_points_then_resume_is_byte_identical(reference, tmp_p
         )
     killed = [o for o in outcomes if o["killed"]]
     FIGURES["sigkill_resume"] = {
-        "trials": KILLS,
+        "trials": len(outcomes),
         "kills_landed": len(killed),
         "kills_mid_run": sum(0 < o["shards_complete_at_kill"] < 4 for o in killed),
         "resumes_identical": sum(o["identical"] for o in outcomes),
@@ -131,7 +133,7 @@ def test_sigkill_at_random_points_then_resume_is_byte_identical(reference, tmp_p
         "uninterrupted_run_s": round(full, 2),
         "trials_detail": outcomes,
     }
-    assert len(killed) >= KILLS * 0.75, "most kill points should land while the run is alive"
+    assert len(killed) >= KILLS, "the kill points should land while the run is alive"
     assert all(o["identical"] and o["temp_files_left"] == 0 for o in outcomes)
     assert sum(o["corrupt_visible_at_kill"] for o in outcomes) == 0
 
