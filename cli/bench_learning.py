@@ -41,6 +41,7 @@ def marco_policies_command(
     budget: int = typer.Option(5, "--budget", min=1, help="B of Same-B (Same-1 is its first turn)."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature (0 = greedy)."),
     max_tokens: int = typer.Option(48, "--max-tokens", min=1, help="Tokens per proposal."),
+    scripted: bool = typer.Option(True, "--scripted/--no-scripted", help="Also run the scripted proposer."),
     out: Path = typer.Option(Path("docs/bench/marco-policies.json"), "--out", "-o", help="JSON report."),
 ) -> None:
     """Same-1 / Same-B SR×Sim and validity of models vs the scripted proposer on the same held-out sources."""
@@ -54,6 +55,7 @@ def marco_policies_command(
         budget=budget,
         temperature=temperature,
         max_tokens=max_tokens,
+        include_scripted=scripted,
     )
     text = json.dumps(report, indent=2, sort_keys=True)
     out.parent.mkdir(parents=True, exist_ok=True)
