@@ -26,7 +26,7 @@ from synth.pipelines.curation.config import (
     TextSpec,
     VerdictFilter,
 )
-from synth.validators.curation.text import column_text, normalized, text_expr
+from synth.validators.curation.text import column_text, is_ascii, normalized, text_expr
 
 ROW_LOCAL = (VerdictFilter, RangeFilter, RegexFilter, LengthFilter, QualityFilter)
 TEXT_OPS = (ExactDedup, NearDedup, Decontaminate, LengthFilter)
@@ -92,6 +92,14 @@ def verdict_columns(op: VerdictFilter, schema: Mapping[str, pl.DataType]) -> lis
 def text_of(spec: TextSpec, schema: Mapping[str, pl.DataType]) -> pl.Expr:
     """The normalised text expression of `spec` over frames of `schema`."""
     return normalized(text_expr(columns=spec.reads(), preset=spec.preset, schema=schema), spec.steps())
+
+
+def normalized_text(spec: TextSpec, frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.Series:
+    """The normalised text of `spec` for each row of `frame` (NFKC skipped for a batch that is all ASCII, where it
+    changes nothing)."""
+    raw = frame.select(text_expr(columns=spec.reads(), preset=spec.preset, schema=schema).alias("text")).to_series()
+    ascii_only = raw.dtype == pl.String and is_ascii(raw)
+    return raw.to_frame().select(normalized(pl.col("text"), spec.steps(), ascii_only=ascii_only)).to_series()
 
 
 def drop_and_detail(op: Operation, schema: Mapping[str, pl.DataType]) -> tuple[pl.Expr, pl.Expr]:

@@ -22,7 +22,7 @@ from synth.core.records import canonical_json
 from synth.core.sink import temp_path, write_json_atomic
 from synth.pipelines.curation.config import Balance, CurateConfig, Decontaminate, ExactDedup, NearDedup, step_names
 from synth.pipelines.curation.inputs import CurateInputs
-from synth.pipelines.curation.operations import ROW_LOCAL, drop_and_detail, text_of
+from synth.pipelines.curation.operations import ROW_LOCAL, drop_and_detail, normalized_text
 from synth.validators.curation.buckets import (
     BucketSpill,
     bucket_pairs,
@@ -138,7 +138,7 @@ class _Indexer:
         def text(spec: Any) -> tuple[np.ndarray, np.ndarray]:
             key = canonical_json(spec.model_dump(mode="json"))
             if key not in texts:
-                texts[key] = text_buffers(frame.select(text_of(spec, self.schema)).to_series().to_arrow())
+                texts[key] = text_buffers(normalized_text(spec, frame, self.schema).to_arrow())
             return texts[key]
 
         if self.local_exprs:
@@ -278,7 +278,6 @@ def _exact_similarity(op: NearDedup, indexer: _Indexer, pairs: np.ndarray, budge
     shingle sets fit `budget` (counted at 256 shingles of 4 bytes per row)."""
     out = np.empty(len(pairs), dtype=np.float32)
     per_group = max(1, budget // (2 * 4 * 256))
-    expr = text_of(op.text, indexer.schema)
     for start in range(0, len(pairs), per_group):
         group = pairs[start : start + per_group]
         rows = np.unique(group)
@@ -288,7 +287,7 @@ def _exact_similarity(op: NearDedup, indexer: _Indexer, pairs: np.ndarray, budge
             lo, hi = np.searchsorted(rows, [base, base + batch.num_rows])
             if hi > lo:
                 frame = pl.from_arrow(batch.take(rows[lo:hi] - base))
-                data, offsets = text_buffers(frame.select(expr).to_series().to_arrow())  # type: ignore[union-attr]
+                data, offsets = text_buffers(normalized_text(op.text, frame, indexer.schema).to_arrow())  # type: ignore[arg-type]
                 everyone = np.arange(hi - lo, dtype=np.int64)
                 local, shingles = shingle_sets(data, offsets, op.ngram, op.unit == "char", everyone)
                 starts.append(local[1:] + used)

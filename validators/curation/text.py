@@ -45,6 +45,11 @@ def column_text(name: str, dtype: pl.DataType) -> pl.Expr | None:
     return None
 
 
+def is_ascii(series: pl.Series) -> bool:
+    """Whether every string of `series` is ASCII."""
+    return not bool(series.str.contains(r"[^\x00-\x7F]").any())
+
+
 def text_expr(
     *, columns: Sequence[str], preset: str | None = None, schema: Mapping[str, pl.DataType] | None = None
 ) -> pl.Expr:
@@ -57,11 +62,12 @@ def text_expr(
     return usable[0] if len(usable) == 1 else pl.concat_str(usable, separator=" ")
 
 
-def normalized(expr: pl.Expr, steps: Sequence[Normalization]) -> pl.Expr:
-    """Apply normalisation `steps` in order, then collapse whitespace."""
+def normalized(expr: pl.Expr, steps: Sequence[Normalization], *, ascii_only: bool = False) -> pl.Expr:
+    """Apply normalisation `steps` in order, then collapse whitespace (`ascii_only`: the texts are known to be
+    ASCII, for which NFKC is the identity and is skipped)."""
     for step in steps:
         if step == "nfkc":
-            expr = expr.str.normalize("NFKC")
+            expr = expr if ascii_only else expr.str.normalize("NFKC")
         elif step == "lower":
             expr = expr.str.to_lowercase()
         elif step == "strip_punctuation":
@@ -72,7 +78,8 @@ def normalized(expr: pl.Expr, steps: Sequence[Normalization]) -> pl.Expr:
             expr = expr.map_elements(
                 lambda row: milp_canonical(row["model_text"], row["model_format"]), return_dtype=pl.String
             )
-    return expr.str.replace_all(r"\s+", " ").str.strip_chars()
+    # `\s+` -> " " in two cheap steps: other whitespace becomes a space, then runs of spaces one space
+    return expr.str.replace_all(r"[^\S ]", " ").str.replace_all(r" {2,}", " ").str.strip_chars()
 
 
 def canonical_smiles(text: str) -> str:
