@@ -167,6 +167,11 @@ def test_every_shipped_config_validates():
             multi.append(parse_stages(data, source=str(path)))
         elif "operations" in data:
             parse_curate_config(data, source=str(path))
+        elif "rounds" in data and "generate" in data:  # a `synth loop` config
+            from synth.pipelines.learning_loop import LoopConfig, round_pipeline
+
+            loop = LoopConfig.model_validate({k: v for k, v in data.items() if k != "out"})
+            round_pipeline(loop, 0, None)
         else:
             parse_config(data, source=str(path))
     assert len(configs) >= 9 and len(multi) >= 3 and all(len(plan.stages) >= 3 for plan in multi)
