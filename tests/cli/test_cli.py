@@ -55,7 +55,8 @@ def test_verify_passes_then_catches_a_tampered_row(dataset, tmp_path):
     copy = tmp_path / "tampered"
     shutil.copytree(dataset, copy)
     manifest = json.loads((copy / "manifest.json").read_text())
-    shard = copy / manifest["shards"][0]["path"]
+    first = manifest["shards"][0]["files"][0]  # a papyrus shard has one kept-row file per split
+    shard = copy / first["path"]
     table = pq.read_table(shard)
     noisy = table.column("text_noisy").to_pylist()
     noisy[0] = noisy[0] + "α"
@@ -64,7 +65,7 @@ def test_verify_passes_then_catches_a_tampered_row(dataset, tmp_path):
     broken = invoke("verify", copy, "--json")
     assert broken.exit_code == 1
     assert json.loads(broken.stdout)["integrity_errors"]  # checksum no longer matches the manifest
-    manifest["shards"][0]["sha256"] = sha256_file(shard)
+    first["sha256"] = sha256_file(shard)
     write_json_atomic(copy / "manifest.json", manifest)
     report = json.loads(invoke("verify", copy, "--json").stdout)
     assert report["verifiers"]["cer"]["mismatched"] == 1
