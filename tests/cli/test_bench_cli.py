@@ -35,7 +35,7 @@ def test_bench_optiscribe_writes_ratios_per_family(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert set(report["families"]) == {"facility_location", "max_cut"}
-    assert report["settings"]["eval_scip"]["total_nodes"] == 3000
+    assert report["settings"]["eval_scip"]["total_nodes"] == 1000
     for family in report["families"].values():
         for group in ("selfplay", "default"):
             assert family[group]["instances"] == 2
