@@ -83,8 +83,10 @@ class _Blocking:
 
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.entered = threading.Event()
 
     def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]:
+        self.entered.set()
         self.release.wait(timeout=60)
         text = '<tool_call>\n{"name": "lookup", "arguments": {"q": "x"}}\n</tool_call>'
         return [GenResult(key=r.cache_key(self.name), texts=(text,), finish_reasons=("stop",)) for r in requests]
@@ -108,9 +110,11 @@ def test_a_full_queue_answers_429_and_tool_calls_come_back_as_openai_tool_calls(
     with serve_in_thread(app) as url:
         urls.append(url)
         try:
-            for thread in threads:
+            threads[0].start()
+            assert backend.entered.wait(timeout=60)  # the first request is in the (blocked) backend
+            for thread in threads[1:]:
                 thread.start()
-            refused = statuses.get(timeout=60)  # one worker + one queued at most: the others are refused at once
+            refused = statuses.get(timeout=60)  # one of the other three waits in the queue; two are refused at once
             assert refused.status_code == 429 and "retry later" in refused.json()["error"]["message"]
             backend.release.set()
             for thread in threads:
@@ -119,7 +123,7 @@ def test_a_full_queue_answers_429_and_tool_calls_come_back_as_openai_tool_calls(
         finally:
             backend.release.set()
     answered = [r.json() for r in done if r.status_code == 200]
-    assert len(answered) >= 2 and {r.status_code for r in done} <= {200, 429}
+    assert len(answered) == 2 and sorted(r.status_code for r in done) == [200, 200, 429, 429]
     choice = answered[0]["choices"][0]
     assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] is None
     call = choice["message"]["tool_calls"][0]["function"]
