@@ -89,7 +89,7 @@ def tune_command(
 def bands_command(
     out: Path = typer.Option(Path("optiscribe-bands.json"), "--out", "-o", help="Where to write the JSON report."),
     bands: str = typer.Option("easy,medium,hard", "--bands", help="Comma-separated: easy, medium, hard, about:N."),
-    rounds: int = typer.Option(4, "--rounds", min=1, help="Self-play rounds per band."),
+    rounds: int = typer.Option(12, "--rounds", min=1, help="Self-play rounds per band."),
     candidates: int = typer.Option(8, "--candidates", min=1, help="Proposals per round."),
     eval_instances: int = typer.Option(10, "--eval-instances", min=1, help="Instances evaluated per band."),
     seed: int = typer.Option(0, "--seed", help="Seed of self-play and evaluation."),
