@@ -26,7 +26,7 @@ def loop_command(
     """Run (or resume) the learning loop the config describes."""
     from pydantic import ValidationError
 
-    from synth.core.config import apply_overrides, read_config_mapping
+    from synth.core.config import apply_overrides, format_validation_error, read_config_mapping
     from synth.core.errors import ConfigError
     from synth.pipelines.learning_loop import LoopConfig, run_loop
 
@@ -39,10 +39,7 @@ def loop_command(
     try:
         parsed = LoopConfig.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        msg = f"{config}: field {where}: {first['msg']}"
-        raise ConfigError(msg) from None
+        raise ConfigError(format_validation_error(error, source=str(config))) from None
     result = run_loop(parsed, target)
     if as_json:
         console.print_json(json.dumps(result))

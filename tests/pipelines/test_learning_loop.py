@@ -65,7 +65,7 @@ def test_a_loop_over_another_domain_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({**TINY_LOOP, "rounds": 0}))
     result = runner.invoke(_app(), ["loop", str(bad), "--out", str(tmp_path / "out")])
-    assert result.exit_code != 0 and "field rounds" in result.output
+    assert result.exit_code == 2 and "field `rounds`: Input should be greater than 0 (got 0)" in result.output
 
 
 @pytest.mark.slow

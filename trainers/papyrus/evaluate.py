@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, ValidationError
 
+from synth.core.config import format_validation_error
 from synth.core.errors import ConfigError, InputError
 from synth.trainers.papyrus.data import (
     CER_TOLERANCE,
@@ -258,11 +259,7 @@ def read_training(root: Path) -> dict[str, Any]:
     try:
         _TrainingRecord.model_validate(training)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        got = "" if first["type"] == "missing" else f" (got {shown(first.get('input'))})"
-        msg = f"{path}: field `{field}`: {first['msg']}{got}"
-        raise InputError(msg) from None
+        raise InputError(format_validation_error(error, source=str(path))) from None
     if training["task"] not in TASKS:
         msg = f"{path}: field `task`: unknown task {shown(training['task'])}; known: {', '.join(TASKS)}"
         raise InputError(msg)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal, Self
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from synth.core.config import format_validation_error
 from synth.core.errors import ConfigError, InputError, MissingDependencyError
 from synth.core.sink import temp_path
 
@@ -254,11 +255,7 @@ def read_model_meta(root: Path) -> ModelMeta:
     try:
         checked = ModelMeta.model_validate(meta)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        got = "" if first["type"] == "missing" else f" (got {shown(first.get('input'))})"
-        msg = f"{path}: field `{field}`: {first['msg']}{got}"
-        raise InputError(msg) from None
+        raise InputError(format_validation_error(error, source=str(path))) from None
     if checked.objective == "classification":
         if checked.classes is None or len(checked.classes) < 2 or len(set(checked.classes)) != len(checked.classes):
             msg = (
