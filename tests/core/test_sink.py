@@ -5,20 +5,17 @@ import json
 import os
 
 import pytest
+from shard_files import parquet_hashes
 
 from synth.core.config import parse_config
 from synth.core.errors import InputError, OutputDirError
-from synth.core.sink import INCOMPLETE_CARD, DatasetDir, sha256_file, write_json_atomic
+from synth.core.sink import INCOMPLETE_CARD, DatasetDir, write_json_atomic
 from synth.pipelines.execution import run_local
 from synth.pipelines.runner import build_pipeline
 
 
 def files_under(root):
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-
-
-def shard_hashes(out):
-    return {p.name: sha256_file(p) for d in ("data", "rejected") for p in sorted((out / d).glob("*.parquet"))}
 
 
 def fsync_failing_for(monkeypatch, fragment, code=errno.ENOSPC):
@@ -80,7 +77,7 @@ def test_a_full_disk_while_writing_a_shard_names_the_file_and_leaves_no_partial_
     monkeypatch.undo()
     resumed = run_local(parse_config(toy_payload), out)
     assert resumed.executed == [1, 2]
-    assert shard_hashes(out) == shard_hashes(reference)
+    assert parquet_hashes(out) == parquet_hashes(reference)
 
 
 def test_a_failed_json_write_keeps_the_old_file_and_no_temp_file(tmp_path, monkeypatch):
@@ -149,10 +146,10 @@ def test_a_manifest_entry_of_the_wrong_type_names_the_field(tmp_path, toy_payloa
 def test_a_damaged_shard_record_makes_the_shard_redo(tmp_path, toy_payload):
     out = tmp_path / "out"
     run_local(parse_config(toy_payload), out)
-    before = shard_hashes(out)
+    before = parquet_hashes(out)
     (out / ".synth" / "shards" / "00002.json").write_text('{"index": 2', encoding="utf-8")
     again = run_local(parse_config(toy_payload), out)
-    assert again.executed == [2] and shard_hashes(out) == before
+    assert again.executed == [2] and parquet_hashes(out) == before
 
 
 def test_an_out_that_is_a_file_is_refused(tmp_path, toy_payload):

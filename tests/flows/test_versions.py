@@ -4,19 +4,15 @@ import datetime as dt
 import json
 
 import pytest
+from shard_files import parquet_hashes
 
 from synth.core.dataset import open_dataset
 from synth.core.errors import ConfigError, InputError, OutputDirError
 from synth.core.registry import get_domain
-from synth.core.sink import sha256_file
 from synth.core.versions import VersionedRoot, resolve_latest
 
 DAY = dt.date(2026, 12, 4)
 PAYLOAD = {"domain": "toy", "seed": 3, "shards": 2, "generator": {"rows_per_shard": 12, "batch_size": 5}}
-
-
-def hashes(folder):
-    return {p.name: sha256_file(p) for d in ("data", "rejected") for p in sorted((folder / d).glob("*.parquet"))}
 
 
 def publish_new(root, day=DAY):
@@ -86,8 +82,8 @@ def test_the_run_flow_writes_versions_and_a_failed_run_leaves_latest_alone(tmp_p
     assert (first["seed"], second["seed"]) == (3, 4)
     root = VersionedRoot(out)
     one, two = root.versions()
-    first_hashes = hashes(one.path)
-    assert first_hashes != hashes(two.path)
+    first_hashes = parquet_hashes(one.path)
+    assert first_hashes != parquet_hashes(two.path)
     assert root.latest()["version"] == two.name
     before = (out / "latest.json").read_bytes()
 
@@ -111,7 +107,7 @@ def test_the_run_flow_writes_versions_and_a_failed_run_leaves_latest_alone(tmp_p
     assert [v.status for v in root.versions()] == ["complete", "complete", "incomplete"]
 
     same = synth_run_flow(RunParams(config=PAYLOAD, out=str(out), versions="date", keep=2))
-    assert hashes(root.latest_path()) == first_hashes  # versions=date: the same seed, the same bytes
+    assert parquet_hashes(root.latest_path()) == first_hashes  # versions=date: the same seed, the same bytes
     assert same["pruned"] == [one.name, root.versions()[0].name.replace("-2", "-3")]
     assert [v.name for v in root.versions()] == [two.name, same["version"]]
     assert json.loads((out / "latest.json").read_text())["version"] == same["version"]

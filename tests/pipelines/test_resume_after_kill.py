@@ -7,9 +7,9 @@ import sys
 import time
 
 import yaml
+from shard_files import parquet_hashes
 
 from synth.core.config import load_config
-from synth.core.sink import sha256_file
 from synth.pipelines.execution import run_local
 
 CONFIG = {
@@ -18,10 +18,6 @@ CONFIG = {
     "shards": 4,
     "generator": {"variants": ["uniform", "burst"], "samples": 2, "docs_per_batch": 1, "sources": ["epidoc"]},
 }
-
-
-def hashes(out):
-    return {p.name: sha256_file(p) for d in ("data", "rejected") for p in sorted((out / d).glob("*.parquet"))}
 
 
 def wait_for_partial_shard(out, process, timeout=120.0):
@@ -54,5 +50,5 @@ def test_sigkill_then_rerun_matches_uninterrupted_run(tmp_path):
 
     rerun = subprocess.run(command, capture_output=True, text=True, check=False)
     assert rerun.returncode == 0, rerun.stderr
-    assert hashes(out) == hashes(reference)
+    assert parquet_hashes(out) == parquet_hashes(reference)
     assert not list(out.rglob(".train-*.tmp-*"))
