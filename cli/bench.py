@@ -21,7 +21,7 @@ def pipeline_command(
         20.0, "--min-seconds", min=0.1, help="Scale the run so the bare loop takes at least this long."
     ),
     shards: int = typer.Option(4, "--shards", min=1, help="Shards of the benchmarked run."),
-    repeats: int = typer.Option(2, "--repeats", min=1, help="Repeat bare and local runs; the best time counts."),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Interleaved rounds of every engine; the best counts."),
     engines: str = typer.Option(
         "local,prefect", "--engines", help="Comma-separated engines to compare with the bare loop."
     ),

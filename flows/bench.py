@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -108,69 +109,108 @@ def prefect_breakdown(flow_run_id: str, wall_seconds: float) -> dict[str, float]
     }
 
 
-def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = action()
-    return time.perf_counter() - start, result
+class _Clock:
+    """Wall and CPU seconds of one run: this process's CPU (every thread) plus its child processes' (the
+    temporary Prefect server), so a run slowed by another load on the machine can be told from real work."""
+
+    def __init__(self) -> None:
+        self.process = psutil.Process()
+
+    def _cpu(self) -> float:
+        total = time.process_time()
+        for child in self.process.children(recursive=True):
+            try:
+                times = child.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+        return total
+
+    def measure(self, action: Callable[[], Any]) -> tuple[float, float, Any]:
+        """Run `action`; return (wall seconds, CPU seconds, its result)."""
+        cpu, start = self._cpu(), time.perf_counter()
+        result = action()
+        return time.perf_counter() - start, self._cpu() - cpu, result
 
 
-def _calibrate(base: Path, *, min_seconds: float, shards: int) -> tuple[PipelineConfig, float]:
-    """Grow `samples` until the bare loop runs at least `min_seconds`; return the config and that time."""
-    probe, _ = _timed(lambda: run_bare_loop(bench_config(samples=1, shards=shards), base / "bare.parquet"))
+def _calibrate(base: Path, clock: _Clock, *, min_seconds: float, shards: int) -> tuple[PipelineConfig, float, float]:
+    """Grow `samples` until the bare loop runs at least `min_seconds`; return the config and that run's times."""
+    probe, _, _ = clock.measure(lambda: run_bare_loop(bench_config(samples=1, shards=shards), base / "bare.parquet"))
     samples = max(1, math.ceil(1.2 * min_seconds / max(probe, 1e-3)))
     for _ in range(4):
         config = bench_config(samples=samples, shards=shards)
-        seconds, _ = _timed(lambda config=config: run_bare_loop(config, base / "bare.parquet"))
+        seconds, cpu, _ = clock.measure(lambda config=config: run_bare_loop(config, base / "bare.parquet"))
         if seconds >= min_seconds:
             break
         samples = math.ceil(samples * 1.15 * min_seconds / seconds)
-    return config, seconds
+    return config, seconds, cpu
+
+
+def _ratios(best: dict[str, float]) -> dict[str, float]:
+    """Each engine's best time over the bare loop's, and the Prefect runs' over the local engine's."""
+    ratios = {f"{name}_vs_bare": round(value / best["bare"], 4) for name, value in best.items() if name != "bare"}
+    if "local" in best:
+        for name in ("prefect_warm", "prefect_cold"):
+            if name in best:
+                ratios[f"{name}_vs_local"] = round(best[name] / best["local"], 4)
+    return ratios
 
 
 def bench_pipeline(
     *,
     min_seconds: float = 20.0,
     shards: int = 4,
-    repeats: int = 2,
+    repeats: int = 3,
     engines: tuple[str, ...] = ("local", "prefect"),
     work_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Measure the local and Prefect engines against the bare loop on a run of at least `min_seconds`."""
+    """Measure the local and Prefect engines against the bare loop on a run of at least `min_seconds`.
+
+    The runs are interleaved (bare, local, Prefect, then again) so a change of load on the machine touches every
+    engine alike; the best of `repeats` counts, in wall and in CPU seconds.
+    """
     load_before = os.getloadavg()
     base = Path(work_dir or tempfile.mkdtemp(prefix="synth-bench-"))
     base.mkdir(parents=True, exist_ok=True)
-    config, first_bare = _calibrate(base, min_seconds=min_seconds, shards=shards)
-    timings: dict[str, list[float]] = {"bare": [first_bare], "local": []}
+    clock = _Clock()
+    config, first_bare, first_bare_cpu = _calibrate(base, clock, min_seconds=min_seconds, shards=shards)
+    wall: dict[str, list[float]] = {"bare": [first_bare]}
+    cpu: dict[str, list[float]] = {"bare": [first_bare_cpu]}
     rows: dict[str, int] = {}
-    for attempt in range(repeats):
-        if attempt:
-            seconds, _ = _timed(lambda: run_bare_loop(config, base / "bare.parquet"))
-            timings["bare"].append(seconds)
-        if "local" in engines:
-            out = base / f"local-{attempt}"
-            seconds, summary = _timed(lambda out=out: run_local(config, out, overwrite=True))
-            timings["local"].append(seconds)
-            rows["local"] = summary.manifest["totals"]["generated"]
-    rows["bare"] = pq.read_metadata(base / "bare.parquet").num_rows
     breakdown: dict[str, Any] = {}
+    flow_runs: list[str] = []
+
+    def record(label: str, action: Callable[[], Any]) -> Any:
+        seconds, cpu_seconds, result = clock.measure(action)
+        wall.setdefault(label, []).append(seconds)
+        cpu.setdefault(label, []).append(cpu_seconds)
+        if label != "bare":
+            rows[label] = result.manifest["totals"]["generated"]
+        if label == "prefect_warm":
+            breakdown.setdefault("warm_runs", []).append(prefect_breakdown(flow_runs[-1], seconds))
+        return result
+
     if "prefect" in engines:
         os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
         from synth.flows.pipeline import run_prefect
 
-        runs: list[str] = []
-        for attempt in range(1 + repeats):
-            label = "prefect_cold" if attempt == 0 else "prefect_warm"
-            out = base / f"{label}-{attempt}"
-            seconds, summary = _timed(
-                lambda out=out: run_prefect(config, out, overwrite=True, workers=1, on_flow_run=runs.append)
-            )
-            timings.setdefault(label, []).append(seconds)
-            rows[label] = summary.manifest["totals"]["generated"]
-            if label == "prefect_warm":
-                breakdown.setdefault("warm_runs", []).append(prefect_breakdown(runs[-1], seconds))
+        def prefect(out: Path) -> Any:
+            return run_prefect(config, out, overwrite=True, workers=1, on_flow_run=flow_runs.append)
+
+    for attempt in range(repeats):
+        if attempt:
+            record("bare", lambda: run_bare_loop(config, base / "bare.parquet"))
+        if "local" in engines:
+            record("local", lambda attempt=attempt: run_local(config, base / f"local-{attempt}", overwrite=True))
+        if "prefect" in engines:
+            if attempt == 0:
+                record("prefect_cold", lambda: prefect(base / "prefect-cold"))
+            record("prefect_warm", lambda attempt=attempt: prefect(base / f"prefect-warm-{attempt}"))
+    rows["bare"] = pq.read_metadata(base / "bare.parquet").num_rows
     load_after = os.getloadavg()
-    best = {name: min(values) for name, values in timings.items() if values}
-    ratios = {f"{name}_vs_bare": round(value / best["bare"], 4) for name, value in best.items() if name != "bare"}
+    best = {name: min(values) for name, values in wall.items()}
+    best_cpu = {name: min(values) for name, values in cpu.items()}
+    ratios, cpu_ratios = _ratios(best), _ratios(best_cpu)
     warm = [run for run in breakdown.get("warm_runs", []) if run]
     if warm and "local" in best:
         ratios["prefect_in_tasks_vs_local"] = round(min(run["in_tasks"] for run in warm) / best["local"], 4)
@@ -181,9 +221,12 @@ def bench_pipeline(
         "machine": machine_info(load_before, load_after),
         "config": config.hashed_fields(),
         "rows_generated": rows,
-        "seconds": {name: [round(v, 3) for v in values] for name, values in timings.items()},
+        "seconds": {name: [round(v, 3) for v in values] for name, values in wall.items()},
+        "cpu_seconds": {name: [round(v, 3) for v in values] for name, values in cpu.items()},
         "best_seconds": {name: round(v, 3) for name, v in best.items()},
+        "best_cpu_seconds": {name: round(v, 3) for name, v in best_cpu.items()},
         "ratios": ratios,
+        "cpu_ratios": cpu_ratios,
         "prefect_breakdown": breakdown,
         "goal": {
             "local_vs_bare_max": LOCAL_GOAL,
@@ -196,10 +239,13 @@ def bench_pipeline(
         "notes": (
             "bare = the same generator and verifiers in a plain loop writing one Parquet file; local adds ids, "
             "provenance, filters, rejected shards, atomic renames, checksums, manifest and card; prefect_cold "
-            "includes starting Prefect's temporary server, prefect_warm are later flows in the same process (best of "
-            "`repeats`). prefect_breakdown splits each warm run with the task runs' own start and end times from "
-            "the server: flow_setup (flow start to the first shard task), in_tasks (shard tasks running), between "
-            "(gaps between tasks: submission and state calls), finish (last task to the return: manifest, card, "
-            "flow state); in_tasks_vs_local compares the tasks' own time with the local engine's whole run."
+            "includes starting Prefect's temporary server, prefect_warm are later flows in the same process. Runs "
+            "are interleaved (bare, local, Prefect; repeated), the best of each counts. cpu_seconds are this "
+            "process's CPU (all threads) plus its children's (the temporary server): unlike wall time they do not "
+            "grow when another load shares the cores. prefect_breakdown splits each warm run with the task runs' "
+            "own start and end times from the server: flow_setup (flow start to the first shard task), in_tasks "
+            "(shard tasks running), between (gaps between tasks: submission and state calls), finish (last task to "
+            "the return: manifest, card, flow state); in_tasks_vs_local compares the tasks' own time with the "
+            "local engine's whole run."
         ),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -137,8 +138,26 @@ class Pipeline:
         table = pa.Table.from_pylist(batch.rows, schema=self.generator.schema)
         ids = pa.array([make_row_id(self.generator.name, row) for row in batch.rows], type=pa.string())
         table = table.add_column(0, ID_FIELD, ids)
-        provenance = pa.array(self._provenance(ctx, batch.parent_ids), type=PROVENANCE_TYPE)
-        return table.append_column(PROVENANCE_FIELD, provenance)
+        return table.append_column(PROVENANCE_FIELD, self._provenance_column(ctx, batch.parent_ids))
+
+    def _provenance_column(self, ctx: ShardContext, parents: Sequence[tuple[str, ...]]) -> pa.StructArray:
+        """The provenance struct column of a batch, built column-wise (the same values as `_provenance`)."""
+        count = len(parents)
+        constants = {
+            "generator": self.generator.name,
+            "generator_version": self.generator.version,
+            "seed": ctx.seed,
+            "shard_index": ctx.shard_index,
+            "config_hash": ctx.config_hash,
+            "code_version": synth.__version__,
+        }
+        offsets = pa.array(itertools.accumulate((len(p) for p in parents), initial=0), pa.int32())
+        parent_ids = pa.ListArray.from_arrays(offsets, pa.array([i for p in parents for i in p], pa.string()))
+        children = [
+            parent_ids if field.name == "parent_ids" else pa.repeat(pa.scalar(constants[field.name], field.type), count)
+            for field in PROVENANCE_TYPE
+        ]
+        return pa.StructArray.from_arrays(children, fields=list(PROVENANCE_TYPE))
 
     def _apply_verifier(self, verifier: Verifier, table: pa.Table, stats: ShardStats) -> pa.Table:
         verdicts = verifier.verify(table)
