@@ -7,28 +7,17 @@ from typing import Literal
 from pydantic import Field, NonNegativeFloat, PositiveInt, field_validator, model_validator
 
 from synth.core.config import StrictModel
+from synth.core.llm_backends import LLMBackendConfig
 from synth.core.registry import DomainSpec
 from synth.core.steps import Generator, Verifier
 from synth.generators.toolforge.cases import DEFAULT_CASE_WEIGHTS, REFLECTION_KINDS
 from synth.validators.toolforge.verifiers import LAYERS
 
 
-class LLMConfig(StrictModel):
+class ToolForgeLLMConfig(LLMBackendConfig):
     """The LLM writer's backend: `scripted` (offline), local `transformers`, `vllm` (GPU) or an `openai` server."""
 
-    backend: Literal["scripted", "transformers", "vllm", "openai"] = "scripted"
-    model: str | None = Field(None, description="model folder or id (transformers, vllm), served model name (openai)")
-    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
-    cache: str | None = Field(None, description="SQLite response cache (reruns answer from it)")
     max_tokens: PositiveInt = Field(4096, description="completion budget of one dialogue")
-
-    @model_validator(mode="after")
-    def _complete(self) -> LLMConfig:
-        if self.backend in ("transformers", "vllm") and not self.model:
-            raise ValueError(f"backend `{self.backend}` needs `model` (a local model folder or id)")
-        if self.backend == "openai" and not (self.model and self.base_url):
-            raise ValueError("backend `openai` needs `model` and `base_url`")
-        return self
 
 
 class ToolForgeConfig(StrictModel):
@@ -52,7 +41,7 @@ class ToolForgeConfig(StrictModel):
     writer: Literal["scripted", "llm"] = Field(
         "scripted", description="scripted composer, or the LLM writer (structured output) on the scripted backend"
     )
-    llm: LLMConfig = Field(default_factory=LLMConfig, description="the LLM writer's backend")
+    llm: ToolForgeLLMConfig = Field(default_factory=ToolForgeLLMConfig, description="the LLM writer's backend")
     judge: Literal["rule", "llm"] = Field("rule", description="rule-based judge, or the LLM judge (scripted backend)")
 
     @field_validator("input", mode="before")
@@ -107,7 +96,7 @@ def build_generator(config: ToolForgeConfig) -> Generator:
         single_k=config.single_k,
         plan=PlanSettings(top_k=tuple(config.top_k), distractors=tuple(config.distractors)),
         writer=config.writer,
-        llm=LLMSettings(**config.llm.model_dump()),
+        llm=LLMSettings(config.llm, max_tokens=config.llm.max_tokens),
     )
     generator.records()  # an unreadable seed file fails here, before anything is written
     return generator

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, NamedTuple
 import pyarrow as pa
 
 from synth.core.llm import LLMBackend
-from synth.core.llm_backends import BackendKind
+from synth.core.llm_backends import LLMBackendConfig
 from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.toolforge.cases import DEFAULT_CASE_WEIGHTS, pick_cases
 from synth.generators.toolforge.compose import compose_scripted
@@ -54,12 +54,9 @@ def answer_unsupported(seed: QASeed) -> Drop | None:
 
 @dataclass(frozen=True)
 class LLMSettings:
-    """Which backend the LLM writer uses (`scripted` offline; `transformers` or `openai` with a model)."""
+    """The LLM writer's backend block (`scripted` offline; `transformers`, `vllm` or `openai`) and its budget."""
 
-    backend: BackendKind = "scripted"
-    model: str | None = None
-    base_url: str | None = None
-    cache: str | None = None
+    backend: LLMBackendConfig = field(default_factory=LLMBackendConfig)
     max_tokens: int = 4096
 
 
@@ -106,16 +103,9 @@ class ToolForgeGenerator(Generator):
 
     @cached_property
     def _backend(self) -> LLMBackend:
-        from synth.core.llm_backends import make_backend
         from synth.generators.toolforge.llm_writer import scripted_writer_backend
 
-        return make_backend(
-            self.llm.backend,
-            scripted=scripted_writer_backend(),
-            model=self.llm.model,
-            base_url=self.llm.base_url,
-            cache=self.llm.cache,
-        )
+        return self.llm.backend.build(scripted=scripted_writer_backend())
 
     def _write(
         self, plan: DialoguePlan, tools: tuple[ToolSpec, ...], seed: QASeed

@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 
 from synth.core.llm import GenRequest, Message, SamplingParams
-from synth.core.llm_backends import BackendError, OpenAIBackend, TransformersBackend
+from synth.core.llm_backends import BackendError, LLMBackendConfig, OpenAIBackend, TransformersBackend
 from synth.core.steps import ShardContext
 from synth.generators.toolforge.generator import LLMSettings, ToolForgeGenerator
 from synth.generators.toolforge.llm_writer import scripted_writer_backend
@@ -79,7 +79,7 @@ def _rows(**settings: object) -> list[dict]:
 
 def test_toolforge_llm_writer_through_an_openai_server_matches_the_scripted_writer(server: str) -> None:
     _ChatServer.bodies.clear()
-    llm = LLMSettings(backend="openai", model="writer-model", base_url=server)
+    llm = LLMSettings(LLMBackendConfig(backend="openai", model="writer-model", base_url=server))
     served = _rows(writer="llm", llm=llm)
     scripted = _rows()
     assert len(served) == len(scripted) == 8
@@ -135,7 +135,7 @@ def test_toolforge_rejects_what_a_model_writer_gets_wrong(tiny_chat_model) -> No
         name="t",
         limit=1,
         writer="llm",
-        llm=LLMSettings(backend="transformers", model=str(tiny_chat_model), max_tokens=16),
+        llm=LLMSettings(LLMBackendConfig(backend="transformers", model=str(tiny_chat_model)), max_tokens=16),
     )
     ctx = ShardContext(seed=2, shard_index=0, num_shards=1, config_hash="x")
     batches = list(generator.generate(ctx))
