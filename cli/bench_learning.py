@@ -40,7 +40,9 @@ def marco_policies_command(
     count: int = typer.Option(200, "--count", min=1, help="Held-out sources."),
     budget: int = typer.Option(5, "--budget", min=1, help="B of Same-B (Same-1 is its first turn)."),
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Sampling temperature (0 = greedy)."),
-    max_tokens: int = typer.Option(48, "--max-tokens", min=1, help="Tokens per proposal."),
+    max_tokens: int = typer.Option(
+        160, "--max-tokens", min=1, help="Tokens per proposal (a SMILES answer is one token per character)."
+    ),
     scripted: bool = typer.Option(True, "--scripted/--no-scripted", help="Also run the scripted proposer."),
     out: Path = typer.Option(Path("docs/bench/marco-policies.json"), "--out", "-o", help="JSON report."),
 ) -> None:

@@ -42,7 +42,9 @@ def grpo_command(
     prompts_per_step: int = typer.Option(2, "--prompts-per-step", min=1, help="Prompts (groups) per step."),
     lr: float = typer.Option(5e-4, "--lr", min=0.0, help="Learning rate."),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=1, help="Train LoRA adapters (merged on save)."),
-    max_completion_length: int = typer.Option(48, "--max-completion-length", min=1, help="Tokens per turn."),
+    max_completion_length: int = typer.Option(
+        160, "--max-completion-length", min=1, help="Tokens per turn (a SMILES answer: one per character)."
+    ),
     turns: int = typer.Option(3, "--turns", min=1, help="MARCO: turns per trajectory (feedback between them)."),
     temperature: float = typer.Option(1.0, "--temperature", min=0.01, help="Sampling temperature."),
     beta: float = typer.Option(0.0, "--beta", min=0.0, help="KL coefficient (0: no reference model)."),

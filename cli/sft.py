@@ -38,6 +38,11 @@ def sft_command(
     max_new_tokens: int = typer.Option(
         256, "--max-new-tokens", min=1, help="Tokens decoded for the first assistant turn of each held-out dialogue."
     ),
+    tiny_hidden: int = typer.Option(128, "--tiny-hidden", min=8, help="Width of the tiny LM (without --model)."),
+    tiny_layers: int = typer.Option(2, "--tiny-layers", min=1, help="Layers of the tiny LM (without --model)."),
+    assistant_turns: int | None = typer.Option(
+        None, "--assistant-turns", min=1, help="Train on each dialogue's first N assistant turns only (default: all)."
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Write over a directory that holds a trained model."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON instead of a table."),
 ) -> None:
@@ -58,6 +63,9 @@ def sft_command(
         eval_rows=eval_rows,
         batch_size=batch_size,
         max_new_tokens=max_new_tokens,
+        tiny_hidden=tiny_hidden,
+        tiny_layers=tiny_layers,
+        assistant_turns=assistant_turns,
         overwrite=overwrite,
     )
     settings = {
@@ -70,6 +78,8 @@ def sft_command(
         "eval_rows": eval_rows,
         "batch_size": batch_size,
         "max_new_tokens": max_new_tokens,
+        "assistant_turns": assistant_turns,
+        **({"tiny_hidden": tiny_hidden, "tiny_layers": tiny_layers} if model is None else {}),
     }
     write_model_card(out, trainer="sft", dataset=open_dataset(dataset), settings=settings, metrics=metrics)
     show(metrics, as_json=as_json, saved=out)

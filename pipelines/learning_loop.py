@@ -36,7 +36,7 @@ class LoopSftConfig(StrictModel):
     batch_size: PositiveInt = 4
     max_length: PositiveInt = 1024
     eval_rows: NonNegativeInt = 4
-    max_new_tokens: PositiveInt = 48
+    max_new_tokens: PositiveInt = 160
     lr: float | None = None
 
 
@@ -48,7 +48,7 @@ class LoopGrpoConfig(StrictModel):
     prompts_per_step: PositiveInt = 2
     learning_rate: float = 5e-4
     lora_rank: PositiveInt | None = None
-    max_completion_length: PositiveInt = 48
+    max_completion_length: PositiveInt = 160
     temperature: float = Field(1.0, gt=0)
     turns: PositiveInt = 3
     save_steps: PositiveInt = 5
@@ -76,6 +76,7 @@ def round_pipeline(config: LoopConfig, round_index: int, model: Path | None) -> 
         generator["proposer"] = "llm"
         llm = generator.setdefault("llm", {})
         llm.update(backend="transformers", model=str(model), batch_size=config.backend_batch_size)
+        llm.setdefault("max_tokens", config.grpo.max_completion_length)
     return parse_config(data, source="loop", prefix="generate")
 
 

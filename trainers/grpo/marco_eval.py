@@ -25,7 +25,7 @@ def evaluate_policies(
     budget: int = 5,
     seed: int = 0,
     temperature: float = 0.0,
-    max_tokens: int = 48,
+    max_tokens: int = 160,
     batch_size: int = 32,
     include_scripted: bool = True,
 ) -> dict[str, Any]:

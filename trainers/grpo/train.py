@@ -45,7 +45,7 @@ class GrpoSettings:
     prompts_per_step: int = 2
     learning_rate: float = 5e-4
     lora_rank: int | None = None
-    max_completion_length: int = 48
+    max_completion_length: int = 160
     temperature: float = 1.0
     beta: float = 0.0
     turns: int = 3

@@ -151,10 +151,27 @@ def split_examples(
     return ordered[: len(ordered) - held], ordered[len(ordered) - held :]
 
 
-def encode_dialogue(tokenizer: Any, example: SftExample, *, max_length: int) -> EncodedDialogue:
+def assistant_turns_end(labels: Sequence[int], turns: int) -> int:
+    """The index just past the `turns`-th run of labelled tokens (the whole sequence when it has fewer)."""
+    seen, inside = 0, False
+    for index, label in enumerate(labels):
+        if label != IGNORE and not inside:
+            inside = True
+        elif label == IGNORE and inside:
+            inside, seen = False, seen + 1
+            if seen == turns:
+                return index
+    return len(labels)
+
+
+def encode_dialogue(
+    tokenizer: Any, example: SftExample, *, max_length: int, assistant_turns: int | None = None
+) -> EncodedDialogue:
     """Render `example` with the tokenizer's chat template; labels keep only the assistant tokens.
 
-    Sequences longer than `max_length` keep their start (the system and user turns) and are marked truncated.
+    With `assistant_turns`, the dialogue ends after its first that many assistant turns (cheaper training on
+    what is scored: the first answer or call). Sequences longer than `max_length` keep their start (the system
+    and user turns) and are marked truncated.
     """
     encoded = tokenizer.apply_chat_template(
         list(example.messages),
@@ -166,6 +183,9 @@ def encode_dialogue(tokenizer: Any, example: SftExample, *, max_length: int) -> 
     ids = list(encoded["input_ids"])
     mask = list(encoded["assistant_masks"])
     labels = [token if keep else IGNORE for token, keep in zip(ids, mask, strict=True)]
+    if assistant_turns is not None:
+        end = assistant_turns_end(labels, assistant_turns)
+        ids, labels = ids[:end], labels[:end]
     truncated = len(ids) > max_length
     return EncodedDialogue(ids[:max_length], labels[:max_length], truncated)
 

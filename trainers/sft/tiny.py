@@ -1,7 +1,10 @@
 """A tiny Llama-style LM and a byte-level BPE tokenizer built locally (no download), for CPU tests and demos.
 
 The tokenizer is trained on the rendered training dialogues, has the ChatML specials (`<|endoftext|>` pad,
-`<|im_start|>`, `<|im_end|>` eos) and the tool tags as single tokens, and carries `TOOL_CHAT_TEMPLATE`.
+`<|im_start|>`, `<|im_end|>` eos) and the tool tags as single tokens, and carries `TOOL_CHAT_TEMPLATE`. Inside a
+`<SMILES> … </SMILES>` span every character is its own token (prose around it gets BPE words): a molecule is
+then spelt the same way in the instruction, the feedback and the answer, so a tiny model can learn to copy and
+edit it character by character, and an edit does not re-tokenise its neighbours.
 Same texts, sizes and seed give the same tokenizer and weights.
 """
 
@@ -13,14 +16,22 @@ from typing import Any
 from synth.generators.dasa.base_lm import seeded
 from synth.trainers.sft.chat_template import IM_END, PAD, SPECIAL_TOKENS, TAG_TOKENS, TOOL_CHAT_TEMPLATE
 
+# one character of a whitespace-free run that is followed by ` </SMILES>`: the molecule of a `<SMILES> X </SMILES>`
+SMILES_CHARACTER = r"\S(?=\S* </SMILES>)"
+
 
 def build_tiny_tokenizer(texts: Iterable[str], *, vocab_size: int = 2048) -> Any:
     """A `PreTrainedTokenizerFast`: byte-level BPE with `vocab_size` merges+bytes learnt from `texts`."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(SMILES_CHARACTER), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False),
+        ]
+    )
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

@@ -133,7 +133,9 @@ def score_held_out(
     return score_first_calls(model, tokenizer, examples, max_new_tokens=max_new_tokens)
 
 
-def _load_model(model: Path | None, train: Sequence[SftExample], *, seed: int, max_length: int) -> tuple[Any, Any]:
+def _load_model(
+    model: Path | None, train: Sequence[SftExample], *, seed: int, max_length: int, tiny: Mapping[str, int]
+) -> tuple[Any, Any]:
     if model is None:
         from synth.trainers.sft.tiny import build_tiny_model, build_tiny_tokenizer
 
@@ -142,7 +144,7 @@ def _load_model(model: Path | None, train: Sequence[SftExample], *, seed: int, m
             bootstrap.apply_chat_template(list(e.messages), tools=list(e.tools) or None, tokenize=False) for e in train
         ]
         tokenizer = build_tiny_tokenizer(texts)
-        return build_tiny_model(tokenizer, seed=seed, max_positions=max(max_length, 512)), tokenizer
+        return build_tiny_model(tokenizer, seed=seed, max_positions=max(max_length, 512), **tiny), tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = Path(model).expanduser()
@@ -156,12 +158,12 @@ def _load_model(model: Path | None, train: Sequence[SftExample], *, seed: int, m
 
 
 def _encode_all(
-    tokenizer: Any, examples: Sequence[SftExample], *, max_length: int
+    tokenizer: Any, examples: Sequence[SftExample], *, max_length: int, assistant_turns: int | None = None
 ) -> tuple[list[EncodedDialogue], int, int]:
     """Encoded examples with at least one labelled token, the number truncated, and the number dropped."""
     kept, truncated, dropped = [], 0, 0
     for example in examples:
-        item = encode_dialogue(tokenizer, example, max_length=max_length)
+        item = encode_dialogue(tokenizer, example, max_length=max_length, assistant_turns=assistant_turns)
         truncated += item.truncated
         if any(label != IGNORE for label in item.labels[1:]):
             kept.append(item)
@@ -254,6 +256,9 @@ def train_sft(
     eval_rows: int = 8,
     batch_size: int = 4,
     max_new_tokens: int = 256,
+    tiny_hidden: int = 128,
+    tiny_layers: int = 2,
+    assistant_turns: int | None = None,
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Fine-tune on `dataset_dir`'s dialogues (assistant tokens only) and save model, tokenizer and metrics to `out`.
@@ -264,6 +269,8 @@ def train_sft(
         lora_rank: train LoRA adapters of this rank on every linear layer (merged before saving); None: all weights.
         max_length: dialogues are cut to this many tokens (start kept); those left without assistant tokens drop.
         eval_rows: dialogues held out for the loss and the first-call accuracy.
+        tiny_hidden, tiny_layers: width and depth of the tiny LM built when `model` is None.
+        assistant_turns: train on each dialogue's first that many assistant turns only (None: all of them).
 
     Returns the metrics written to `out/metrics.json`.
     """
@@ -281,12 +288,14 @@ def train_sft(
         raise InputError(msg)
     train, held = split_examples(examples, eval_rows=eval_rows, seed=seed)
     set_seed(seed)
-    network, tokenizer = _load_model(model, train, seed=seed, max_length=max_length)
+    tiny = {"hidden": tiny_hidden, "layers": tiny_layers}
+    network, tokenizer = _load_model(model, train, seed=seed, max_length=max_length, tiny=tiny)
     if torch.cuda.is_available():
         network.to("cuda")
     template = ensure_tool_template(tokenizer) if model is not None else "synth"
-    train_encoded, train_truncated, train_dropped = _encode_all(tokenizer, train, max_length=max_length)
-    held_encoded, held_truncated, _ = _encode_all(tokenizer, held, max_length=max_length)
+    cut = {"max_length": max_length, "assistant_turns": assistant_turns}
+    train_encoded, train_truncated, train_dropped = _encode_all(tokenizer, train, **cut)
+    held_encoded, held_truncated, _ = _encode_all(tokenizer, held, **cut)
     if not train_encoded:
         msg = f"{dataset_dir}: no training dialogue keeps an assistant token within --max-length {max_length}"
         raise InputError(msg)
@@ -327,9 +336,11 @@ def train_sft(
             "lora_rank": lora_rank,
             "seed": seed,
             "max_length": max_length,
+            "assistant_turns": assistant_turns,
             "eval_rows": len(held),
             "batch_size": batch_size,
             "threads": torch.get_num_threads(),
+            **({"tiny_hidden": tiny_hidden, "tiny_layers": tiny_layers} if model is None else {}),
         },
         "rows": {
             "train": len(train_encoded),

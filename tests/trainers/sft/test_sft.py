@@ -151,6 +151,30 @@ def test_labels_cover_exactly_the_assistant_turns(tokenizer: Any) -> None:
     assert cut.truncated and len(cut.input_ids) == 50 and all(label == IGNORE for label in cut.labels)
 
 
+def test_assistant_turns_cut_the_dialogue_after_the_first_answer(tokenizer: Any) -> None:
+    example = to_examples(make_rows()[:1])[0]
+    whole = encode_dialogue(tokenizer, example, max_length=10_000)
+    first = encode_dialogue(tokenizer, example, max_length=10_000, assistant_turns=1)
+    assert first.input_ids == whole.input_ids[: len(first.input_ids)] and not first.truncated
+    assert tokenizer.decode(first.input_ids).endswith("</tool_call><|im_end|>")
+    labelled = tokenizer.decode([t for t in first.labels if t != IGNORE])
+    assert labelled.startswith("<think>\nI call film_search.") and labelled.endswith("</tool_call><|im_end|>")
+    assert encode_dialogue(tokenizer, example, max_length=10_000, assistant_turns=5).input_ids == whole.input_ids
+
+
+def test_smiles_are_spelt_one_character_per_token_wherever_they_appear() -> None:
+    smiles = "CC(=O)Oc1ccccc1C(=O)O"
+    texts = [f"Input : <SMILES> {smiles} </SMILES>\nThe modified molecule <SMILES> CCO </SMILES> is valid."] * 20
+    tok = build_tiny_tokenizer(texts, vocab_size=400)
+    for text in (f"Input : <SMILES> {smiles} </SMILES>", f"<SMILES> {smiles} </SMILES>"):
+        pieces = tok.convert_ids_to_tokens(tok(text)["input_ids"])
+        start = pieces.index("Ġ", pieces.index(">")) + 1
+        assert pieces[start : start + len(smiles)] == list(smiles)
+        assert tok.decode(tok(text)["input_ids"]) == text
+    # prose still gets BPE words
+    assert len(tok("The modified molecule")["input_ids"]) < len("The modified molecule") / 2
+
+
 def test_split_is_seeded_and_keeps_a_training_row() -> None:
     examples = to_examples(make_rows())
     train, held = split_examples(examples, eval_rows=3, seed=1)
