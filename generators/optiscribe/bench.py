@@ -15,6 +15,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,9 +23,10 @@ import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
+from synth.generators.optiscribe.policy import free_dimensions, spec_from_draws
 from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, run_selfplay
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
-from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, effort_violations
+from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, BandTable, calibrate_bands, effort_violations
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.request import InstanceRequest
@@ -176,12 +178,16 @@ def bench_family(
     eval_instances: int,
     crosscheck: CrossCheckSettings | None,
     state_path: Path | None = None,
+    bands: BandTable | None = None,
 ) -> dict[str, Any]:
     """Self-play over `curriculum` (smaller sizes of the same family, easiest first), then evaluate the trained
-    policy at `instruction`'s size against the default parameterisation, same instance seeds, under `eval_scip`."""
+    policy at `instruction`'s size against the default parameterisation, same instance seeds, under `eval_scip`
+    (difficulty words mean the calibrated `bands` when given)."""
     request = parse_instruction(instruction)
+    if bands is not None:
+        request = replace(request, bands=dict(bands))
     start = time.perf_counter()
-    _, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path)
+    _, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path, bands=bands)
     training_seconds = time.perf_counter() - start
     rng = np.random.Generator(np.random.PCG64([seed, 10_000]))
     seeds = [int(s) for s in rng.integers(2**62, size=eval_instances)]
@@ -323,6 +329,40 @@ BAND_BASES: dict[str, str] = {  # sizes where one solve takes seconds, so every 
 BAND_WORDS = ("easy", "medium", "hard")
 
 
+def sample_uniform_specs(request: InstanceRequest, count: int, rng: np.random.Generator) -> list[InstanceSpec]:
+    """`count` specs drawn uniformly over the request's free dimensions (positions in [0, 1], choices alike)."""
+    dims = free_dimensions(request)
+    specs = []
+    for _ in range(count):
+        draws: dict[str, float | str] = {
+            d.name: (str(rng.choice(list(d.choices))) if d.kind == "choice" else float(rng.random())) for d in dims
+        }
+        specs.append(spec_from_draws(request, dims, draws))
+    return specs
+
+
+def measure_band_calibration(
+    base: str, *, samples: int, seed: int, scip: ScipSettings, workers: int = 1
+) -> dict[str, Any]:
+    """Solve `samples` uniformly drawn specs of the `base` instruction (its size, no difficulty) and calibrate the
+    easy / medium / hard node bands at that size from their node counts."""
+    request = parse_instruction(base)
+    rng = np.random.Generator(np.random.PCG64([seed, 20_000]))
+    specs = sample_uniform_specs(request, samples, rng)
+    seeds = [int(s) for s in rng.integers(2**62, size=samples)]
+    jobs = [(build_model_text(spec, seed=instance), scip) for spec, instance in zip(specs, seeds, strict=True)]
+    solved = solve_many(jobs, workers=workers)
+    nodes = [s.nodes for s in solved if s.feasible]
+    return {
+        "base": base,
+        "samples": samples,
+        "feasible": len(nodes),
+        "nodes": [s.nodes for s in solved],
+        "node_deciles": _quantiles(nodes),
+        "bands": {word: list(band) for word, band in calibrate_bands(nodes).items()},
+    }
+
+
 def bench_bands(
     *,
     bases: Mapping[str, str] | None = None,
@@ -335,10 +375,14 @@ def bench_bands(
     total_nodes: int = 3000,
     time_limit: float = 120.0,
     workers: int = 1,
+    calibration_samples: int | None = 24,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
-    of the default parameterisation's, same seeds) whose SCIP node count lies in the asked band."""
+    of the default parameterisation's, same seeds) whose SCIP node count lies in the asked band.
+
+    With `calibration_samples`, the words' bands are first calibrated at the base size (`measure_band_calibration`);
+    None keeps the fixed `DIFFICULTY_BANDS`."""
     import os
 
     load_before = os.getloadavg()
@@ -348,8 +392,15 @@ def bench_bands(
     )
     start = time.perf_counter()
     families: dict[str, Any] = {}
+    calibrations: dict[str, Any] = {}
     for family, base in dict(bases or BAND_BASES).items():
         families[family] = {}
+        table = None
+        if calibration_samples:
+            calibrations[family] = measure_band_calibration(
+                base, samples=calibration_samples, seed=seed, scip=scip, workers=workers
+            )
+            table = {w: tuple(b) for w, b in calibrations[family]["bands"].items()}
         for band in bands:
             words = f"needing about {band.split()[-1]} B&B nodes" if band.startswith("about") else band
             instruction = f"{base}, {words}"
@@ -361,10 +412,12 @@ def bench_bands(
                 eval_scip=scip,
                 eval_instances=eval_instances,
                 crosscheck=None,
+                bands=table,  # type: ignore[arg-type]
             )
+            asked = replace(parse_instruction(instruction), bands=table)
             families[family][band] = {
                 "instruction": instruction,
-                "effort_band": parse_instruction(instruction).effort().to_list(),  # type: ignore[union-attr]
+                "effort_band": asked.effort().to_list(),  # type: ignore[union-attr]
                 "selfplay_in_band": result["selfplay"]["in_band_rate"],
                 "default_in_band": result["default"]["in_band_rate"],
                 "selfplay_feasibility": result["selfplay"]["feasibility_rate"],
@@ -384,7 +437,9 @@ def bench_bands(
             "min_std": min_std,
             "scip": scip.to_dict(),
             "workers": workers,
+            "calibration_samples": calibration_samples,
         },
+        "calibration": calibrations,
         "families": families,
         "min_in_band_share": min(shares) if shares else None,
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},

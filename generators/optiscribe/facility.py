@@ -2,8 +2,11 @@
 
 Customers and facilities lie on the unit square; demands U{5..35}, capacities U{10..160} rescaled so that total
 capacity is `ratio` times total demand, fixed costs U{100..110}·√s + U{0..90} (times `fixed_cost_scale`),
-transport costs 10·distance·demand. Variables `open_j` (binary) and `serve_i_j` (continuous in [0, 1], or
-binary with `assignment: binary`, the single-sourcing variant).
+transport costs 10·distance·demand. `fixed_cost_exponent` e replaces √s by s^e·85^(0.5−e) (85 is the mean of
+U{10..160}, so an average facility costs the same): e = 1 makes fixed cost proportional to capacity, the
+strongly correlated regime where every facility costs the same per unit and choosing which to open becomes a
+subset-sum-like covering problem (as strongly correlated knapsacks are the hard ones). Variables `open_j`
+(binary) and `serve_i_j` (continuous in [0, 1], or binary with `assignment: binary`, the single-sourcing variant).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from synth.validators.optiscribe.spec import InstanceSpec
 if TYPE_CHECKING:
     from pyscipopt import Model
 
+MEAN_CAPACITY = 85.0
+
 
 def facility_data(spec: InstanceSpec, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Demands, capacities, fixed and transport costs of one instance."""
@@ -25,7 +30,9 @@ def facility_data(spec: InstanceSpec, rng: np.random.Generator) -> dict[str, np.
     facilities = rng.random((m, 2))
     demands = rng.integers(5, 36, size=n)
     capacities = rng.integers(10, 161, size=m)
-    fixed = rng.integers(100, 111, size=m) * np.sqrt(capacities) + rng.integers(0, 91, size=m)
+    exponent = float(spec.knobs["fixed_cost_exponent"])
+    scaled = np.sqrt(capacities) if exponent == 0.5 else capacities**exponent * MEAN_CAPACITY ** (0.5 - exponent)
+    fixed = rng.integers(100, 111, size=m) * scaled + rng.integers(0, 91, size=m)
     fixed = np.floor(fixed * float(spec.knobs["fixed_cost_scale"]))
     distances = np.sqrt(((customers[:, None, :] - facilities[None, :, :]) ** 2).sum(axis=2))
     transport = np.round(distances * 10 * demands[:, None], 4)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import CemPolicy
-from synth.validators.optiscribe.difficulty import check_band_reachable
+from synth.validators.optiscribe.difficulty import BandTable, check_band_reachable
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reward import RewardSettings, request_reward
@@ -72,15 +72,17 @@ class Candidate:
     error_code: str = "invalid_spec"
 
 
-def parse_curriculum(instructions: Sequence[str]) -> list[InstanceRequest]:
-    """Parse the curriculum's instructions (easiest first); all must name one family."""
+def parse_curriculum(instructions: Sequence[str], *, bands: BandTable | None = None) -> list[InstanceRequest]:
+    """Parse the curriculum's instructions (easiest first); all must name one family. `bands`, a calibrated band
+    table, gives the difficulty words their node bands."""
     if not instructions:
         msg = "`curriculum`: give at least one instruction"
         raise SpecError(msg, code="empty_curriculum")
     requests = []
     for index, instruction in enumerate(instructions):
         try:
-            requests.append(parse_instruction(instruction))
+            request = parse_instruction(instruction)
+            requests.append(request if bands is None else replace(request, bands=dict(bands)))
         except SpecError as error:
             msg = f"`curriculum[{index}]`: {error}"
             raise SpecError(msg, code=error.code) from None
@@ -221,9 +223,10 @@ def iterate_selfplay(
     settings: SelfPlaySettings,
     seed: int,
     state: SelfPlayState | None = None,
+    bands: BandTable | None = None,
 ) -> Iterator[tuple[list[Candidate], SelfPlayState]]:
     """Play rounds from `state` (or a fresh one) until `settings.rounds`, yielding each round and the state."""
-    curriculum = parse_curriculum(instructions)
+    curriculum = parse_curriculum(instructions, bands=bands)
     for request in curriculum:
         check_band_reachable(request.effort(), settings.scip.total_nodes)
     state = state or new_state(settings)
@@ -239,6 +242,7 @@ def run_selfplay(
     settings: SelfPlaySettings,
     seed: int,
     state_path: str | Path | None = None,
+    bands: BandTable | None = None,
 ) -> tuple[list[Candidate], SelfPlayState]:
     """Run self-play to `settings.rounds`, saving the state after each round to `state_path` and resuming from it.
 
@@ -248,7 +252,7 @@ def run_selfplay(
     state = SelfPlayState.from_json(path.read_text()) if path is not None and path.is_file() else None
     played: list[Candidate] = []
     state = state or new_state(settings)
-    for candidates, current in iterate_selfplay(instructions, settings=settings, seed=seed, state=state):
+    for candidates, current in iterate_selfplay(instructions, settings=settings, seed=seed, state=state, bands=bands):
         played.extend(candidates)
         if path is not None:
             path.write_text(current.to_json())

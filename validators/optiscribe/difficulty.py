@@ -6,17 +6,26 @@ the asked size: easy 1–10 nodes (closed at or near the root), medium 11–299,
 stopped by the node cap with a solution counts as hard). An explicit target N asks for [N/3, 3N]: node counts of
 one parameterisation spread over a factor of about 3 between instance seeds. A band whose lower edge is above
 the node cap cannot be shown and is refused.
+
+Fixed node edges mean different things at different sizes (a 30-node max-cut never needs 300 nodes under most
+parameterisations). `calibrate_bands` measures the effort a family reaches at the asked size instead: the node
+counts of specs drawn uniformly over the request's free knobs, whose 10th-90th percentile range is split into
+log-tertiles (easy below the first edge, hard from the second). A request carrying such a table uses it for its
+difficulty words; the row records the band it was asked, so the verifier checks the calibrated one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from synth.validators.optiscribe.spec import Difficulty, SpecError
 
+BandTable = Mapping[Difficulty, tuple[int, int | None]]
 DIFFICULTY_BANDS: dict[Difficulty, tuple[int, int | None]] = {"easy": (1, 10), "medium": (11, 299), "hard": (300, None)}
+CALIBRATION_QUANTILES = (0.1, 0.9)
 TARGET_FACTOR = 3.0
 CAPPED_STATUSES = ("totalnodelimit", "nodelimit")
 
@@ -58,14 +67,53 @@ def target_band(target: int) -> EffortBand:
     return EffortBand(low, math.floor(target * TARGET_FACTOR), f"about {target} nodes")
 
 
-def effort_band(difficulty: Difficulty | None, target_nodes: int | None) -> EffortBand | None:
-    """The band asked by an explicit target (preferred) or a difficulty word; None when neither is asked."""
+def effort_band(
+    difficulty: Difficulty | None, target_nodes: int | None, *, bands: BandTable | None = None
+) -> EffortBand | None:
+    """The band asked by an explicit target (preferred) or a difficulty word (from `bands`, a calibrated table,
+    else `DIFFICULTY_BANDS`); None when neither is asked."""
     if target_nodes is not None:
         return target_band(target_nodes)
     if difficulty is None:
         return None
-    low, high = DIFFICULTY_BANDS[difficulty]
+    low, high = (bands or DIFFICULTY_BANDS)[difficulty]
     return EffortBand(low, high, difficulty)
+
+
+def calibrate_bands(nodes: Sequence[int]) -> dict[Difficulty, tuple[int, int | None]]:
+    """Easy / medium / hard node bands from node counts measured at one size: the [p10, p90] range of the counts
+    (log scale) cut into thirds; easy is [1, e], medium [e+1, h−1], hard [h, open). Edges stay at least a factor
+    of 3 apart (the spread of one parameterisation over seeds), widening the range around its centre if needed."""
+    if len(nodes) < 3:
+        msg = f"band calibration needs at least 3 measured solves, got {len(nodes)}"
+        raise SpecError(msg, code="calibration_too_small")
+    ordered = sorted(max(int(n), 1) for n in nodes)
+    low_q, high_q = (ordered[round(q * (len(ordered) - 1))] for q in CALIBRATION_QUANTILES)
+    low, high = math.log10(low_q), math.log10(high_q)
+    spread = math.log10(TARGET_FACTOR) * 3
+    if high - low < spread:
+        centre = 0.5 * (low + high)
+        low, high = max(0.0, centre - spread / 2), max(0.0, centre - spread / 2) + spread
+    easy = max(1, round(10 ** (low + (high - low) / 3)))
+    hard = max(easy + 2, round(10 ** (low + 2 * (high - low) / 3)))
+    return {"easy": (1, easy), "medium": (easy + 1, hard - 1), "hard": (hard, None)}
+
+
+def band_table_from_dict(data: Mapping[str, Any]) -> dict[Difficulty, tuple[int, int | None]]:
+    """A band table from plain JSON (`{"easy": [1, 5], …}`), checked: all three words, ordered, disjoint."""
+    words: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+    if sorted(data) != sorted(words):
+        msg = f"bands: give exactly {list(words)}, got {sorted(data)}"
+        raise SpecError(msg, code="invalid_bands")
+    table = {w: (int(data[w][0]), None if data[w][1] is None else int(data[w][1])) for w in words}
+    previous = 0
+    for word in words:
+        low, high = table[word]
+        if low != previous + 1 or (high is not None and high < low) or (high is None) != (word == "hard"):
+            msg = f"bands: `{word}` {list(table[word])} does not follow the band before it (ends at {previous})"
+            raise SpecError(msg, code="invalid_bands")
+        previous = high or 0
+    return table
 
 
 def band_from_asked(asked: Any) -> EffortBand | None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from synth.validators.optiscribe.difficulty import EffortBand, effort_band
+from synth.validators.optiscribe.difficulty import BandTable, EffortBand, effort_band
 from synth.validators.optiscribe.spec import (
     Difficulty,
     Family,
@@ -41,6 +41,7 @@ class InstanceRequest:
     knob_ranges: Mapping[str, FloatRange] = field(default_factory=dict)
     knob_choices: Mapping[str, str] = field(default_factory=dict)
     target_nodes: int | None = None
+    bands: BandTable | None = None
 
     def __post_init__(self) -> None:
         family = family_spec(self.family)
@@ -63,8 +64,9 @@ class InstanceRequest:
         self.make_spec()  # impossible combinations (sizes vs density vs knobs) fail here, with the spec's reason
 
     def effort(self) -> EffortBand | None:
-        """The band of SCIP nodes asked (an explicit target, else the difficulty's band), or None."""
-        return effort_band(self.difficulty, self.target_nodes)
+        """The band of SCIP nodes asked (an explicit target, else the difficulty's band, calibrated when the request
+        carries `bands`), or None."""
+        return effort_band(self.difficulty, self.target_nodes, bands=self.bands)
 
     def size_range(self, name: str) -> IntRange:
         """The asked range of size `name` (the difficulty's standard size when not asked)."""

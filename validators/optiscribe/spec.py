@@ -96,6 +96,7 @@ FAMILY_SPECS: dict[Family, FamilySpec] = {
             (
                 KnobSpec("ratio", "float", 5.0, 1.0, 10.0),
                 KnobSpec("fixed_cost_scale", "float", 1.0, 0.1, 10.0),
+                KnobSpec("fixed_cost_exponent", "float", 0.5, 0.5, 1.0),
                 KnobSpec("assignment", "choice", "continuous", choices=("continuous", "binary")),
             ),
         ),

@@ -53,6 +53,25 @@ def test_facility_location_has_the_ecole_structure():
     assert build_model(continuous, seed=0).getNBinVars() == 3
 
 
+def test_fixed_cost_exponent_one_makes_fixed_cost_proportional_to_capacity():
+    import numpy as np
+
+    from synth.generators.optiscribe.build import instance_rng
+    from synth.generators.optiscribe.facility import facility_data
+
+    request = parse_instruction("a facility location problem with 30 customers and 40 facilities")
+    standard = request.make_spec()
+    assert standard.knobs["fixed_cost_exponent"] == 0.5
+    linear = request.make_spec(knobs={**standard.knobs, "fixed_cost_exponent": 1.0})
+    concave = facility_data(standard, instance_rng(7))
+    proportional = facility_data(linear, instance_rng(7))
+    assert np.array_equal(concave["capacities"], proportional["capacities"])  # only the fixed costs change
+    per_unit = [proportional["fixed"] / proportional["capacities"], concave["fixed"] / concave["capacities"]]
+    spread = [float(np.std(u) / np.mean(u)) for u in per_unit]
+    assert spread[0] < 0.15 < spread[1]  # nearly equal cost per unit of capacity when e = 1
+    assert abs(proportional["fixed"].mean() / concave["fixed"].mean() - 1) < 0.25  # same scale on average
+
+
 def test_max_cut_builds_exactly_the_asked_number_of_edges():
     request = InstanceRequest(family="max_cut", sizes={"nodes": (20, 20)}, density=(0.3, 0.3))
     model = build_model(request.make_spec(), seed=5)

@@ -11,7 +11,13 @@ from synth.validators.optiscribe.grammar import parse_instruction
 def test_free_dimensions_are_what_the_instruction_leaves_open():
     request = parse_instruction("a facility location problem with 10-20 customers and 5 facilities, tight capacities")
     names = [d.name for d in free_dimensions(request)]
-    assert names == ["size:customers", "knob:ratio", "knob:fixed_cost_scale", "knob:assignment"]
+    assert names == [
+        "size:customers",
+        "knob:ratio",
+        "knob:fixed_cost_scale",
+        "knob:fixed_cost_exponent",
+        "knob:assignment",
+    ]
     fixed = parse_instruction("a facility location problem with 10 customers and 5 facilities, single-sourcing")
     assert "knob:assignment" not in [d.name for d in free_dimensions(fixed)]
 

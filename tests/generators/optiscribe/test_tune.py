@@ -46,9 +46,13 @@ def test_the_band_bench_reports_the_in_band_share_per_family_and_band():
         candidates=2,
         eval_instances=2,
         total_nodes=500,
+        calibration_samples=4,
     )
     bands = report["families"]["max_cut"]
-    assert bands["easy"]["effort_band"] == [1, 10] and bands["about 20"]["effort_band"] == [7, 60]
+    calibration = report["calibration"]["max_cut"]
+    assert calibration["samples"] == 4 and len(calibration["nodes"]) == 4
+    assert bands["easy"]["effort_band"] == calibration["bands"]["easy"]  # calibrated at the base size
+    assert bands["about 20"]["effort_band"] == [7, 60]  # an explicit target is not calibrated
     for result in bands.values():
         inside = [
             n is not None and result["effort_band"][0] <= n <= result["effort_band"][1]

@@ -88,3 +88,33 @@ def test_easy_requests_are_not_paid_for_hardness_but_hard_ones_are():
     easy, hard = effort_band("easy", None), effort_band("hard", None)
     assert request_reward(stats, easy) == 0.0 and request_reward(easy_stats, easy) == 1.0
     assert request_reward(stats, hard) == compute_reward(stats) == request_reward(stats, None)
+
+
+def test_calibrated_bands_split_the_measured_range_into_log_tertiles():
+    from synth.validators.optiscribe.difficulty import calibrate_bands
+
+    nodes = [1, 1, 2, 3, 5, 8, 20, 40, 90, 150, 200, 400, 1000]  # p10 = 1, p90 = 400
+    table = calibrate_bands(nodes)
+    assert table == {"easy": (1, 7), "medium": (8, 53), "hard": (54, None)}
+    narrow = calibrate_bands([100, 100, 110, 120, 130])  # widened to a factor of 27 around the centre
+    easy, hard = narrow["easy"][1], narrow["hard"][0]
+    assert hard / easy >= 2.9 and narrow["medium"] == (easy + 1, hard - 1)
+    with pytest.raises(SpecError) as caught:
+        calibrate_bands([5, 6])
+    assert caught.value.code == "calibration_too_small"
+
+
+def test_a_request_with_a_band_table_asks_the_calibrated_band():
+    from dataclasses import replace
+
+    from synth.validators.optiscribe.difficulty import band_table_from_dict
+
+    table = band_table_from_dict({"easy": [1, 5], "medium": [6, 49], "hard": [50, None]})
+    request = replace(parse_instruction("a max-cut problem with 30 nodes, density 0.3, hard"), bands=table)
+    assert request.effort().to_list() == [50, None]
+    assert request.asked()["effort"] == [50, None]
+    assert replace(request, difficulty="easy").effort().to_list() == [1, 5]
+    assert replace(request, target_nodes=900).effort().to_list() == [300, 2700]  # a target ignores the table
+    with pytest.raises(SpecError) as caught:
+        band_table_from_dict({"easy": [1, 5], "medium": [7, 49], "hard": [50, None]})
+    assert caught.value.code == "invalid_bands"
