@@ -210,12 +210,25 @@ def optiscribe_command(
     time_limit: float = typer.Option(900.0, "--time-limit", min=1, help="SCIP wall-clock safety cap per solve (s)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Solver processes (results do not depend on it)."),
     scale: str = typer.Option("real", "--scale", help="real (CFL 100×100, max-cut 200 nodes) or small (tests)."),
+    families: str = typer.Option("facility_location,max_cut", "--families", help="Comma-separated families."),
 ) -> None:
     """Self-played vs default-generator MILPs (CFL 100×100, max-cut 200 nodes): SCIP node and post-cut gap ratios."""
-    from synth.generators.optiscribe.bench import SMALL_BENCH_INSTRUCTIONS, bench_optiscribe, write_bench
+    from synth.generators.optiscribe.bench import (
+        BENCH_INSTRUCTIONS,
+        SMALL_BENCH_INSTRUCTIONS,
+        bench_optiscribe,
+        write_bench,
+    )
 
     if scale not in ("real", "small"):
         err_console.print(f"[bold red]error:[/] --scale: unknown scale {scale!r}; choose real, small")
+        raise typer.Exit(2)
+    standard = SMALL_BENCH_INSTRUCTIONS if scale == "small" else BENCH_INSTRUCTIONS
+    names = [name.strip() for name in families.split(",") if name.strip()]
+    unknown = [name for name in names if name not in standard]
+    if unknown or not names:
+        shown = unknown[0] if unknown else families
+        err_console.print(f"[bold red]error:[/] --families: unknown family {shown!r}; choose from {sorted(standard)}")
         raise typer.Exit(2)
 
     if challenger not in ("cem", "bandit"):
@@ -232,7 +245,7 @@ def optiscribe_command(
         eval_total_nodes=eval_total_nodes,
         time_limit=time_limit,
         workers=workers,
-        instructions=SMALL_BENCH_INSTRUCTIONS if scale == "small" else None,
+        instructions={name: standard[name] for name in names},
     )
     write_bench(report, out)
     summary = {

@@ -43,6 +43,18 @@ def test_bench_optiscribe_writes_ratios_per_family(tmp_path):
         assert family["median_nodes_ratio"] is None or family["median_nodes_ratio"] > 0
 
 
+def test_bench_optiscribe_runs_the_asked_families_only(tmp_path):
+    pytest.importorskip("pyscipopt")
+    out = tmp_path / "maxcut.json"
+    args = ("--rounds", "1", "--candidates", "1", "--eval-instances", "1", "--no-crosscheck", "--scale", "small")
+    result = invoke("bench", "optiscribe", *args, "--families", "max_cut", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(out.read_text())["families"]) == {"max_cut"}
+    refused = invoke("bench", "optiscribe", "--families", "tsp", "--out", tmp_path / "x.json")
+    assert refused.exit_code == 2 and "unknown family 'tsp'" in refused.output
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_bench_optiscribe_refuses_an_unknown_learner(tmp_path):
     result = invoke("bench", "optiscribe", "--challenger", "ga", "--out", tmp_path / "x.json")
     assert result.exit_code == 2
