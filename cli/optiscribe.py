@@ -95,9 +95,20 @@ def bands_command(
     seed: int = typer.Option(0, "--seed", help="Seed of self-play and evaluation."),
     total_nodes: int = typer.Option(3000, "--total-nodes", min=1, help="SCIP node cap per solve."),
     workers: int = typer.Option(1, "--workers", min=1, help="Solver processes (results do not depend on it)."),
+    calibration_samples: int = typer.Option(
+        24, "--calibration-samples", min=0, help="Uniform specs solved to calibrate the bands (0: fixed bands)."
+    ),
+    families: str = typer.Option("max_cut,facility_location", "--families", help="Comma-separated families."),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
-    from synth.generators.optiscribe.bench import bench_bands, write_bench
+    from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
+
+    names = [name.strip() for name in families.split(",") if name.strip()]
+    unknown = [name for name in names if name not in BAND_BASES]
+    if unknown or not names:
+        shown = unknown[0] if unknown else families
+        err_console.print(f"[bold red]error:[/] --families: unknown family {shown!r}; choose from {sorted(BAND_BASES)}")
+        raise typer.Exit(2)
 
     chosen = []
     for band in (b.strip() for b in bands.split(",") if b.strip()):
@@ -108,6 +119,8 @@ def bands_command(
         err_console.print(f"[bold red]error:[/] --bands: unknown band {band!r}; use easy, medium, hard or about:N")
         raise typer.Exit(2)
     report = bench_bands(
+        bases={name: BAND_BASES[name] for name in names},
+        calibration_samples=calibration_samples or None,
         bands=chosen,
         seed=seed,
         rounds=rounds,

@@ -188,6 +188,8 @@ def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
     assert two.exit_code == 2 and "exactly one family" in two.output
     band = invoke("optiscribe", "bands", "--bands", "easy,extreme", "--out", tmp_path / "b.json")
     assert band.exit_code == 2 and "unknown band 'extreme'" in band.output
+    family = invoke("optiscribe", "bands", "--families", "max_cut,sudoku", "--out", tmp_path / "b.json")
+    assert family.exit_code == 2 and "unknown family 'sudoku'" in family.output
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
 
 
