@@ -311,10 +311,26 @@ def dasa_command(
     base_steps: int = typer.Option(2000, "--base-steps", min=1, help="Pre-training steps of the tiny base LM."),
     base_hidden: int = typer.Option(96, "--base-hidden", min=8, help="Hidden size of the tiny base LM."),
     threads: int = typer.Option(1, "--threads", min=1, help="torch threads (1 suits a shared CPU)."),
+    dasa: str = typer.Option("{}", "--dasa", help='DASA settings overrides as JSON, e.g. \'{"target": "one-step"}\'.'),
 ) -> None:
     """Exact match after matched LoRA on source text, a subset, DASA, GRADMM and random rows; synthesis cost."""
-    from synth.generators.dasa.bench import run_dasa_bench
+    from dataclasses import fields
+
+    from synth.generators.dasa.bench import BENCH_DASA, run_dasa_bench
+    from synth.generators.dasa.synthesize import DasaSettings
     from synth.generators.dasa.tasks import TASKS
+
+    try:
+        override = json.loads(dasa)
+    except ValueError as exc:
+        exit_with_error(f"--dasa: not JSON: {exc}", 2)
+    if not isinstance(override, dict):
+        exit_with_error(f"--dasa: not a JSON object (got {dasa!r})", 2)
+    if unknown := sorted(set(override) - {f.name for f in fields(DasaSettings)}):
+        exit_with_error(f"--dasa: unknown DASA setting {unknown[0]!r}", 2)
+    settings = DasaSettings(
+        **{**BENCH_DASA, **{k: tuple(v) if isinstance(v, list) else v for k, v in override.items()}}
+    )
 
     try:
         chosen = tuple(int(seed) for seed in seeds.split(",") if seed.strip())
@@ -336,6 +352,7 @@ def dasa_command(
         base_steps=base_steps,
         base_hidden=base_hidden,
         threads=threads,
+        dasa=settings,
         on_progress=lambda partial: out.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8"),
     )
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
