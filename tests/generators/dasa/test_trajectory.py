@@ -88,3 +88,37 @@ def test_prompt_only_optimisation_keeps_the_response_inputs_on_their_tokens(refe
     assert torch.equal(rows.inputs_embeds[response], start[response])
     assert not torch.equal(rows.inputs_embeds[~response], start[~response])
     assert all(end > start for start, end in zip(rows.alignment_start, rows.alignment, strict=True))
+
+
+def test_self_states_tune_rows_at_their_own_lora_run_and_are_deterministic(reference):
+    from synth.generators.dasa.base_lm import embedding_hash
+
+    source = make_pairs("shift", 16, seed=0)
+    settings = synthesize.DasaSettings(
+        steps=4, groups=1, target="self-states", rounds=2, state_steps=(0, 3), source_batch=4
+    )
+    a = synthesize.synthesize_dasa(reference, source, m=4, settings=settings, seed=3, snapshots=(0, 2, 4))
+    b = synthesize.synthesize_dasa(reference, source, m=4, settings=settings, seed=3)
+    one = synthesize.synthesize_dasa(reference, source, m=4, settings=synthesize.DasaSettings(steps=4), seed=3)
+    assert a.inputs_embeds.numpy().tobytes() == b.inputs_embeds.numpy().tobytes()
+    assert a.source_index == one.source_index and not torch.equal(a.inputs_embeds, one.inputs_embeds)
+    assert all(end > start for start, end in zip(a.alignment_start, a.alignment, strict=True))
+    # snapshots count steps over all rounds; step 0 is the start rows, later ones moved
+    assert sorted(a.snapshots) == [0, 2, 4]
+    assert a.snapshots[0][0] < a.snapshots[2][0] < a.snapshots[4][0]
+    assert torch.equal(a.snapshots[4][1], a.inputs_embeds)
+    assert embedding_hash(reference.model) == reference.embedding_hash
+    assert not any(p.requires_grad for p in reference.model.parameters())
+    with pytest.raises(ValueError, match="rounds"):
+        synthesize.synthesize_dasa(
+            reference, source, m=4, settings=synthesize.DasaSettings(steps=2, target="self-states", rounds=0), seed=3
+        )
+
+
+def test_norm_target_is_the_mean_norm_of_the_source_tokens_not_the_vocabulary(reference):
+    source = make_pairs("shift", 16, seed=0)
+    batch = synthesize.encode_source(reference, source, groups=1, seed=0)
+    weight = reference.model.get_input_embeddings().weight.detach()
+    used = weight[batch.ids[batch.mask.bool()]].norm(dim=-1)
+    assert float(synthesize.token_norm(weight, batch)) == pytest.approx(float(used.mean()))
+    assert float(used.mean()) > 1.2 * float(weight.norm(dim=-1).mean())  # most byte ids were never trained
