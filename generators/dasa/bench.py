@@ -162,30 +162,46 @@ def _as_rows(method: str, like: SyntheticRows, value: torch.Tensor) -> TrainRows
     return TrainRows(labels=like.labels, attention_mask=like.attention_mask, input_ids=value)
 
 
+def _earliest(by_step: dict[int, float], target: float) -> int | None:
+    return min((s for s, em in by_step.items() if em >= target - 1e-12), default=None)
+
+
 def time_to_quality(curves: dict[str, dict[int, list[tuple[float, float]]]]) -> dict[str, Any]:
     """From per-method {step: [(seconds, exact match) per seed]}: the common target quality (the lower final mean)
-    and each method's earliest step reaching it, with its mean time."""
+    and each method's earliest step reaching it, with its mean time; `higher_final` does the same for the higher
+    final mean, which the weaker method may never reach (its step and seconds are then None, and so is the ratio)."""
     final = {k: max(v) for k, v in curves.items()}
     means = {k: {s: statistics.fmean(e for _, e in v[s]) for s in v} for k, v in curves.items()}
     target = min(means[k][final[k]] for k in curves)
     out: dict[str, Any] = {"target_exact_match": target}
     for method, by_step in means.items():
-        step = min(s for s, em in by_step.items() if em >= target - 1e-12)
+        step = _earliest(by_step, target)
+        assert step is not None  # every method reaches the lower final at its final step at the latest
         out[method] = {
             "step": step,
             "seconds": statistics.fmean(t for t, _ in curves[method][step]),
+            "reached_at_start": step == 0,
             "curve": {
                 str(s): {"seconds": statistics.fmean(t for t, _ in v), "exact_match": _summary([e for _, e in v])}
                 for s, v in sorted(curves[method].items())
             },
         }
-        out[method]["reached_at_start"] = step == 0
     out["ratio_gradmm_over_dasa"] = out["gradmm"]["seconds"] / out["dasa"]["seconds"]
     if any(out[m]["reached_at_start"] for m in means):
         out["note"] = (
-            "a method reaches the target with its unchanged start rows (step 0: only the target gradient was "
-            "computed), so this ratio times set-up, not synthesis"
+            "a method reaches the target with its unchanged start rows (step 0: only its set-up ran), so this "
+            "ratio times set-up, not synthesis; see `higher_final`"
         )
+    high = max(means[k][final[k]] for k in curves)
+    steps = {k: _earliest(by_step, high) for k, by_step in means.items()}
+    seconds = {k: None if s is None else statistics.fmean(t for t, _ in curves[k][s]) for k, s in steps.items()}
+    out["higher_final"] = {
+        "target_exact_match": high,
+        **{k: {"step": steps[k], "seconds": seconds[k]} for k in means},
+        "ratio_gradmm_over_dasa": None
+        if seconds["gradmm"] is None or seconds["dasa"] is None
+        else seconds["gradmm"] / seconds["dasa"],
+    }
     return out
 
 
@@ -403,6 +419,22 @@ def _bench_report(
     }
 
 
+LOSS_STEPS = (1, 10, 20, 50, 100, 200)
+
+
+def heldout_loss_recorder(reference: Reference, test: Sequence[tuple[str, str]]) -> tuple[dict[str, float], Any]:
+    """An empty {LoRA step: held-out loss} dict and the `on_step(k, model)` callback filling it at `LOSS_STEPS`."""
+    from synth.generators.dasa.lora import source_loss
+
+    found: dict[str, float] = {}
+
+    def record(step: int, model: Any) -> None:
+        if step in LOSS_STEPS:
+            found[str(step)] = source_loss(model, reference.tokenizer, test)
+
+    return found, record
+
+
 def search_dasa(
     reference: Reference,
     *,
@@ -415,10 +447,11 @@ def search_dasa(
     lora: dict[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """For each seed and DASA settings override (on `groups=1`): exact match of DASA rows and of their start rows
-    (trained once per distinct start), with the alignment before/after and the synthesis time (in this process)."""
+    (trained once per distinct start), the held-out loss along both LoRA runs (`LOSS_STEPS`), the alignment
+    before/after and the synthesis time (in this process)."""
     lora = lora or {"steps": 200, "rank": 8, "lr": 3e-3}
     train, test = split_pairs(task, train=source_rows, test=test_rows, seed=1234)
-    starts: dict[tuple[int, ...], float] = {}
+    starts: dict[tuple[int, ...], tuple[float, dict[str, float]]] = {}
     for seed in seeds:
         for config in configs:
             settings = DasaSettings(**{"groups": 1, **config})
@@ -427,15 +460,21 @@ def search_dasa(
             key = tuple(rows.source_index)
             if key not in starts:
                 start_rows = rows_from_pairs([train[i] for i in key], reference.tokenizer)
-                starts[key] = train_and_evaluate(reference, start_rows, test, seed=seed, **lora)
-            em = train_and_evaluate(reference, _as_rows("dasa", rows, rows.inputs_embeds), test, seed=seed, **lora)
+                curve, record = heldout_loss_recorder(reference, test)
+                em = train_and_evaluate(reference, start_rows, test, seed=seed, on_step=record, **lora)
+                starts[key] = (em, curve)
+            curve, record = heldout_loss_recorder(reference, test)
+            dasa_rows = _as_rows("dasa", rows, rows.inputs_embeds)
+            em = train_and_evaluate(reference, dasa_rows, test, seed=seed, on_step=record, **lora)
             yield {
                 "task": task,
                 "m": m,
                 "seed": seed,
+                "model": reference.model_id,
                 "config": config,
                 "dasa": em,
-                "start_rows": starts[key],
+                "start_rows": starts[key][0],
+                "heldout_loss": {"dasa": curve, "start_rows": starts[key][1]},
                 "seconds": seconds,
                 "alignment": [statistics.fmean(rows.alignment_start), statistics.fmean(rows.alignment)],
             }

@@ -89,3 +89,34 @@ def test_time_to_quality_takes_the_earliest_step_reaching_the_lower_final_qualit
     assert out["dasa"]["step"] == 5 and out["dasa"]["seconds"] == pytest.approx(1.1)
     assert out["gradmm"]["step"] == 10 and out["gradmm"]["seconds"] == pytest.approx(10.0)
     assert out["ratio_gradmm_over_dasa"] == pytest.approx(10.0 / 1.1)
+    assert "note" not in out and not out["dasa"]["reached_at_start"]
+    high = out["higher_final"]
+    assert high["target_exact_match"] == pytest.approx(0.9) and high["dasa"] == {"step": 20, "seconds": 3.0}
+    assert high["gradmm"] == {"step": None, "seconds": None} and high["ratio_gradmm_over_dasa"] is None
+
+
+def test_time_to_quality_says_when_a_method_is_there_at_its_start_rows():
+    curves = {"dasa": {0: [(4.0, 0.5)], 30: [(9.0, 0.8)]}, "gradmm": {0: [(0.5, 0.6)], 10: [(6.0, 0.4)]}}
+    out = bench.time_to_quality(curves)
+    assert out["dasa"]["step"] == 0 and out["gradmm"]["step"] == 0 and "set-up" in out["note"]
+    assert out["higher_final"]["gradmm"]["step"] is None and out["higher_final"]["dasa"]["step"] == 30
+
+
+def test_search_reports_heldout_loss_along_both_lora_runs(reference):
+    rows = list(
+        bench.search_dasa(
+            reference,
+            task="shift",
+            m=2,
+            seeds=(0,),
+            configs=[{"steps": 1}],
+            source_rows=8,
+            test_rows=4,
+            lora={"steps": 10, "rank": 4, "lr": 3e-3},
+        )
+    )
+    (row,) = rows
+    assert row["model"] == reference.model_id and row["config"] == {"steps": 1}
+    assert set(row["heldout_loss"]) == {"dasa", "start_rows"}
+    assert all(set(curve) == {"1", "10"} for curve in row["heldout_loss"].values())
+    assert row["heldout_loss"]["start_rows"]["10"] < row["heldout_loss"]["start_rows"]["1"]
