@@ -32,8 +32,10 @@ class DasaConfig(StrictModel):
     rank: PositiveInt = Field(8, description="LoRA r (space lora) or SVD rank (space lowrank)")
     groups: PositiveInt = Field(2, description="per-group targets: source groups per shard")
     beta: float = Field(1e-2, ge=0.0, description="embedding-norm regulariser weight (dasa)")
-    target: Literal["one-step", "trajectory", "states"] = Field(
-        "one-step", description="desired update (dasa): θ₀ gradient, a short source LoRA run's ΔW, or states along it"
+    target: Literal["one-step", "trajectory", "states", "self-states"] = Field(
+        "one-step",
+        description="desired update (dasa): θ₀ gradient, a short source LoRA run's ΔW, states along it, or the "
+        "states of LoRA runs on the synthetic rows themselves (self-states)",
     )
 
 
