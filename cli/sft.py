@@ -43,6 +43,9 @@ def sft_command(
     assistant_turns: int | None = typer.Option(
         None, "--assistant-turns", min=1, help="Train on each dialogue's first N assistant turns only (default: all)."
     ),
+    copy_warmup: int = typer.Option(
+        0, "--copy-warmup", min=0, help="Steps of copy warm-up on windows of the training dialogues before SFT."
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Write over a directory that holds a trained model."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON instead of a table."),
 ) -> None:
@@ -66,6 +69,7 @@ def sft_command(
         tiny_hidden=tiny_hidden,
         tiny_layers=tiny_layers,
         assistant_turns=assistant_turns,
+        copy_warmup=copy_warmup,
         overwrite=overwrite,
     )
     settings = {
@@ -79,6 +83,7 @@ def sft_command(
         "batch_size": batch_size,
         "max_new_tokens": max_new_tokens,
         "assistant_turns": assistant_turns,
+        "copy_warmup": copy_warmup,
         **({"tiny_hidden": tiny_hidden, "tiny_layers": tiny_layers} if model is None else {}),
     }
     write_model_card(out, trainer="sft", dataset=open_dataset(dataset), settings=settings, metrics=metrics)

@@ -259,6 +259,7 @@ def train_sft(
     tiny_hidden: int = 128,
     tiny_layers: int = 2,
     assistant_turns: int | None = None,
+    copy_warmup: int = 0,
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Fine-tune on `dataset_dir`'s dialogues (assistant tokens only) and save model, tokenizer and metrics to `out`.
@@ -271,6 +272,7 @@ def train_sft(
         eval_rows: dialogues held out for the loss and the first-call accuracy.
         tiny_hidden, tiny_layers: width and depth of the tiny LM built when `model` is None.
         assistant_turns: train on each dialogue's first that many assistant turns only (None: all of them).
+        copy_warmup: steps of copy warm-up (`copy_warmup.copy_sequences` from the training dialogues) before SFT.
 
     Returns the metrics written to `out/metrics.json`.
     """
@@ -307,6 +309,22 @@ def train_sft(
         "first_turn": score_held_out(domain, network, tokenizer, held, max_new_tokens=max_new_tokens),
     }
     fit_started = time.perf_counter()
+    warmup_logged: list[float] = []
+    if copy_warmup:
+        from synth.trainers.sft.copy_warmup import copy_sequences
+
+        copies = copy_sequences(train_encoded, count=copy_warmup * batch_size, seed=seed)
+        network, warmup_logged = _fit(
+            network,
+            tokenizer,
+            copies,
+            steps=copy_warmup,
+            lr=rate,
+            lora_rank=lora_rank,
+            seed=seed,
+            max_length=max_length,
+            batch_size=batch_size,
+        )
     network, logged = _fit(
         network,
         tokenizer,
@@ -337,6 +355,7 @@ def train_sft(
             "seed": seed,
             "max_length": max_length,
             "assistant_turns": assistant_turns,
+            "copy_warmup": copy_warmup,
             "eval_rows": len(held),
             "batch_size": batch_size,
             "threads": torch.get_num_threads(),
@@ -354,6 +373,7 @@ def train_sft(
             "held_out_before": before["held_out"],
             "held_out_after": after["held_out"],
             "logged": [round(x, 4) for x in logged],
+            **({"copy_warmup_logged": [round(x, 4) for x in warmup_logged]} if copy_warmup else {}),
         },
         FIRST_TURN_KEYS[domain]: {"before": before["first_turn"], "after": after["first_turn"]},
         "train_seconds": round(train_seconds, 2),
