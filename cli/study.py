@@ -52,6 +52,7 @@ def papyrus_command(
     search: str = typer.Option(
         "exact,normalised,phonetic,ngram,fuzzy,regex,bm25,embedding", "--search", help="Search methods to compare."
     ),
+    workers: int = typer.Option(2, "--workers", min=1, help="Processes training model families in parallel."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary rows as JSON on stdout."),
 ) -> None:
     """Reproduce the Papyrus CER tolerance study: thresholds per task, clean-trained vs retrained."""
@@ -76,6 +77,7 @@ def papyrus_command(
         queries=queries,
         search_methods=_names(search),
         resamples=resamples,
+        workers=workers,
     )
     report = run_study(settings, out, on_step=lambda message: err_console.print(f"[dim]study:[/] {message}"))
     if as_json:

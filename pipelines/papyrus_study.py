@@ -64,19 +64,23 @@ StepCallback = Callable[[str], None]
 STUDY_MODELS: tuple[str, ...] = ("tfidf", "fasttext", "charcnn", "bytes")
 #: The error shapes the study evaluates: uniform for every table, burst for the damage-shape study.
 STUDY_VARIANTS: tuple[str, ...] = ("uniform", "burst")
-#: Sizes that make every family fit a whole study on 2 shared CPU cores: sequence caps, batching, few epochs,
-#: and ONE torch thread (on a loaded machine two OpenMP threads made a char-CNN batch 17x slower: 1.40 s vs 0.08 s).
+#: Sizes that make every family learn and fit a whole study on 2 shared CPU cores, measured on the clean test
+#: split (docs/study/tables.md): sequence caps, batching, and ONE torch thread per worker (on a loaded machine
+#: two OpenMP threads made a char-CNN batch 17x slower: 1.40 s vs 0.08 s). The earlier sizes (8 CNN epochs,
+#: 4 Transformer epochs over 128 bytes = 64 Greek letters, fastText 10 epochs in file order) left all three
+#: at majority-class level (doctype macro-F1 0.05-0.08); fastText now uses its own defaults.
 STUDY_PARAMS: dict[str, dict[str, Any]] = {
     "tfidf": {"ngram_max": 4, "max_features": 50_000},
-    "fasttext": {"epoch": 10, "dim": 50, "maxn": 4},
+    "fasttext": {},
     "charcnn": {
-        "max_chars": 256,
+        "max_chars": 512,
         "max_windows": 2,
         "filters": 64,
         "embedding_dim": 32,
-        "epochs": 8,
+        "dropout": 0.2,
+        "epochs": 30,
         "batch_size": 32,
-        "learning_rate": 2e-3,
+        "learning_rate": 3e-3,
         "threads": 1,
     },
     "bytes": {
@@ -84,11 +88,12 @@ STUDY_PARAMS: dict[str, dict[str, Any]] = {
         "d_model": 64,
         "heads": 4,
         "ff_dim": 128,
-        "max_bytes": 128,
+        "max_bytes": 512,
+        "downsample": 4,
         "max_windows": 2,
-        "epochs": 4,
+        "epochs": 20,
         "batch_size": 32,
-        "learning_rate": 1e-3,
+        "learning_rate": 2e-3,
         "threads": 1,
     },
 }
@@ -116,6 +121,7 @@ class StudySettings:
     damage_levels: tuple[float, ...] = (0.10, 0.20, 0.30)
     damage_task: str = "doctype"
     resamples: int = 1000
+    workers: int = 2
     params: Mapping[str, Any] = field(default_factory=lambda: dict(STUDY_PARAMS))
 
     def dataset_config(self) -> PipelineConfig:
@@ -137,6 +143,8 @@ def run_study(settings: StudySettings, out: str | Path, *, on_step: StepCallback
     out = Path(out)
     say = on_step or (lambda message: None)
     timing: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    load_at_start = round(os.getloadavg()[0], 2)
     clock = time.perf_counter()
 
     def lap(name: str) -> None:
@@ -148,19 +156,20 @@ def run_study(settings: StudySettings, out: str | Path, *, on_step: StepCallback
     run_local(settings.dataset_config(), out / "dataset")
     frame = read_papyrus_dataset(out / "dataset")
     lap("corpus")
+    say(f"training {', '.join(settings.models)} on {', '.join(settings.tasks)} ({settings.workers} worker(s))")
+    families, search = train_families(frame, settings, out=out, run_search=lambda: search_study(frame, settings))
     tasks: dict[str, Any] = {}
     for model in settings.models:
-        for task in settings.tasks:
-            say(f"training {task} / {model}")
-            tasks.setdefault(task, {})[model] = classify(frame, settings, task=task, model=model, out=out / "models")
-        lap(f"train+eval {model}")
-    say("keyword search")
-    search = search_study(frame, settings)
-    lap("search")
+        for task, result in families[model]["tasks"].items():
+            tasks.setdefault(task, {})[model] = result
+        timing[f"train+eval {model}"] = families[model]["seconds"]
+        cpu[f"train+eval {model}"] = families[model]["cpu_seconds"]
+    lap("train+eval and search")
     say("damage shape vs document length")
     damage = damage_study(frame, settings, model_dir=out / "models")
     lap("damage")
-    timing["total"] = round(sum(timing.values()), 1)
+    timing["total"] = round(sum(v for k, v in timing.items() if not k.startswith("train+eval ")), 1)
+    cpu["total"] = round(_cpu_seconds(), 1)
     report = {
         "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(settings).items()},
         "corpus": corpus_sizes(frame),
@@ -170,6 +179,9 @@ def run_study(settings: StudySettings, out: str | Path, *, on_step: StepCallback
         "search": search,
         "damage": damage,
         "timing": timing,
+        "cpu_seconds": cpu,
+        "workers": settings.workers,
+        "load_average_1min_start": load_at_start,
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
     report["summary"] = summarise(report)
@@ -180,6 +192,53 @@ def run_study(settings: StudySettings, out: str | Path, *, on_step: StepCallback
     write_plots(report, out / "plots")
     _write_json(out / "study.json", report)
     return report
+
+
+def train_families(
+    frame: pl.DataFrame, settings: StudySettings, *, out: Path, run_search: Callable[[], dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Every model family on every task, one family per worker process, with the keyword search run here
+    meanwhile. Each family is seeded on its own, so the figures do not depend on `workers`.
+
+    Returns per family `{"tasks": {task: classify(...)}, "seconds", "cpu_seconds"}`, and the search figures.
+    """
+    # the slowest families first, so the pool's last task is a short one
+    order = sorted(settings.models, key=lambda m: -FAMILY_COST.get(m, 0))
+    if settings.workers <= 1 or len(order) <= 1:
+        families = {m: train_family(frame, settings, model=m, out=out) for m in order}
+        return families, run_search()
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # torch and OpenMP do not survive a fork
+    with ProcessPoolExecutor(max_workers=settings.workers, mp_context=context) as pool:
+        futures = {m: pool.submit(train_family, frame, settings, model=m, out=out) for m in order}
+        search = run_search()
+        families = {m: future.result() for m, future in futures.items()}
+    return families, search
+
+
+#: Relative CPU cost of one family in the study (measured), to schedule the slow ones first.
+FAMILY_COST: dict[str, int] = {"bytes": 4, "charcnn": 3, "fasttext": 2, "tfidf": 1}
+
+
+def train_family(frame: pl.DataFrame, settings: StudySettings, *, model: str, out: Path) -> dict[str, Any]:
+    """`classify` for every task with one model family, timed (wall and CPU seconds of this process)."""
+    started, cpu_started = time.perf_counter(), time.process_time()
+    results = {task: classify(frame, settings, task=task, model=model, out=out / "models") for task in settings.tasks}
+    return {
+        "tasks": results,
+        "seconds": round(time.perf_counter() - started, 1),
+        "cpu_seconds": round(time.process_time() - cpu_started, 1),
+    }
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its finished worker processes."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def classify(frame: pl.DataFrame, settings: StudySettings, *, task: str, model: str, out: Path) -> dict[str, Any]:

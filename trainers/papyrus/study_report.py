@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -176,8 +177,21 @@ def _timing_line(report: Mapping[str, Any]) -> str:
     timing = report.get("timing")
     if not timing:
         return ""
-    parts = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timing.items())
-    return f"Wall time of this run: {parts}.\n"
+    wall = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timing.items())
+    line = f"Wall time of this run: {wall}"
+    cpu = report.get("cpu_seconds")
+    if cpu:
+        line += "; CPU time: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in cpu.items())
+    extras = []
+    if report.get("workers"):
+        extras.append(f"{report['workers']} worker processes (one model family each, search in the parent)")
+    if report.get("load_average_1min") is not None:
+        start = report.get("load_average_1min_start")
+        at = f"{start} at the start, " if start is not None else ""
+        extras.append(f"1-minute load average {at}{report['load_average_1min']} at the end, on {os.cpu_count()} cores")
+    if extras:
+        line += " (" + "; ".join(extras) + ")"
+    return line + ".\n"
 
 
 def write_tables(report: Mapping[str, Any], path: Path) -> None:

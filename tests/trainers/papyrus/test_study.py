@@ -49,6 +49,7 @@ def quick_study(tmp_path_factory):
         damage_task="literary",
         damage_levels=(0.2,),
         resamples=100,
+        workers=1,
         params=TOY,
     )
     return out, run_study(settings, out)
@@ -68,6 +69,7 @@ def study(tmp_path_factory):
         queries=10,
         damage_levels=(0.2,),
         resamples=200,
+        workers=2,
         params=TOY,
     )
     return out, run_study(settings, out)
@@ -122,6 +124,19 @@ def test_every_model_family_runs_and_every_threshold_has_an_interval(study):
             assert row["threshold_retrained"]["0.2"]["effect_interval"] is not None
     assert {model for (_, model) in [(r["task"], r["model"]) for r in report["summary"]]} >= set(available_models())
     assert report["search"]["methods"]["exact"]["intervals"]["threshold"] is not None
+
+
+@pytest.mark.slow
+def test_families_trained_in_worker_processes_match_an_in_process_run(study, tmp_path):
+    from synth.pipelines.papyrus_study import classify
+    from synth.trainers.papyrus.data import read_papyrus_dataset
+
+    out, report = study
+    settings = StudySettings(**{**report["settings"], "workers": 1})
+    frame = read_papyrus_dataset(out / "dataset")
+    for model in ("tfidf", "charcnn"):
+        here = classify(frame, settings, task="doctype", model=model, out=tmp_path)
+        assert here["clean"]["results"] == report["tasks"]["doctype"][model]["clean"]["results"]
 
 
 def test_weighted_macro_f1_matches_scikit_learn_on_resamples():

@@ -196,7 +196,10 @@ def _dating_data(frame):
     return docs["text"].to_list(), docs["date_mid"].to_list(), select_clean_documents(frame, split="test")["text"]
 
 
-@pytest.mark.parametrize(("kind", "params"), [("charcnn", CHARCNN_TOY), ("bytes", BYTES_TOY)])
+@pytest.mark.parametrize(
+    ("kind", "params"),
+    [("charcnn", CHARCNN_TOY), ("bytes", BYTES_TOY), ("bytes", BYTES_TOY | {"downsample": 4, "max_bytes": 126})],
+)
 def test_neural_models_are_deterministic_and_round_trip(frame, tmp_path, kind, params):
     texts, years, test_texts = _dating_data(frame)
     first = build_model(kind, objective="regression", seed=3, params=params).fit(texts, years)
@@ -265,6 +268,22 @@ def test_fasttext_trains_and_round_trips(frame, tmp_path):
     result = train_and_evaluate(frame, task="dating", model="fasttext", params={"epoch": 5}, out=tmp_path / "f")
     assert result["measurable"] and math.isfinite(result["clean"]["mae_years"])
     assert evaluate_saved(tmp_path / "f", frame, eval_cers=[0]) == result
+
+
+@pytest.mark.skipif(not _fasttext_importable(), reason="fasttext is not installed (pip install fasttext-wheel)")
+def test_fasttext_learns_a_rare_class_from_shuffled_balanced_lines():
+    from synth.trainers.papyrus.models.fasttext_model import balanced_order
+
+    # 40 "common" texts then 4 "rare" ones, in file order: unshuffled and unbalanced, the rare class was lost
+    common = [f"χαιρειν ερρωσο {word}" for word in ("πυροσ", "κριθη", "οινοσ", "ελαιον")] * 10
+    rare = ["μηνιν αειδε θεα"] * 4
+    model = build_model("fasttext", objective="classification", params={"epoch": 20}).fit(
+        common + rare, ["letter"] * 40 + ["poetry"] * 4
+    )
+    assert model.predict(["μηνιν αειδε", "χαιρειν ερρωσο πυροσ"]).tolist() == ["poetry", "letter"]
+    order = balanced_order(["a"] * 16 + ["b"] * 4, oversample=0.5, seed=0)
+    assert sorted(order) == [*range(16), 16, 16, 17, 17, 18, 18, 19, 19] and order[:16] != list(range(16))
+    assert order == balanced_order(["a"] * 16 + ["b"] * 4, oversample=0.5, seed=0)
 
 
 def test_subtype_measures_or_says_why_without_crashing(frame):

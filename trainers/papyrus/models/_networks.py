@@ -45,7 +45,12 @@ class CharCNNNetwork(nn.Module):
 
 
 class ByteEncoderNetwork(nn.Module):
-    """A pre-norm Transformer encoder over byte ids with learned positions, mean pooling and a linear head."""
+    """A pre-norm Transformer encoder over byte ids with learned positions, mean pooling and a linear head.
+
+    With `downsample` > 1 a strided Conv1d stem (CANINE-style) first merges each run of `downsample` byte
+    embeddings into one position, so attention runs over `downsample` times fewer positions (a Greek letter is
+    two UTF-8 bytes).
+    """
 
     def __init__(
         self,
@@ -58,10 +63,13 @@ class ByteEncoderNetwork(nn.Module):
         ff_dim: int,
         dropout: float,
         outputs: int,
+        downsample: int = 1,
     ) -> None:
         super().__init__()
+        self.downsample = downsample
         self.embedding = nn.Embedding(vocab, d_model, padding_idx=0)
-        self.position = nn.Embedding(max_len, d_model)
+        self.stem = nn.Conv1d(d_model, d_model, downsample, stride=downsample) if downsample > 1 else None
+        self.position = nn.Embedding(-(-max_len // downsample), d_model)
         layer = nn.TransformerEncoderLayer(
             d_model, heads, ff_dim, dropout, activation="gelu", batch_first=True, norm_first=True
         )
@@ -70,8 +78,14 @@ class ByteEncoderNetwork(nn.Module):
         self.head = nn.Sequential(nn.Dropout(dropout), nn.Linear(d_model, outputs))
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        positions = torch.arange(ids.shape[1], device=ids.device)
-        hidden = self.encoder(self.embedding(ids) + self.position(positions), src_key_padding_mask=~mask)
+        hidden = self.embedding(ids)
+        if self.stem is not None:
+            pad = -ids.shape[1] % self.downsample
+            hidden = nn.functional.pad(hidden.transpose(1, 2), (0, pad))
+            hidden = self.stem(hidden * nn.functional.pad(mask, (0, pad)).unsqueeze(1)).transpose(1, 2)
+            mask = nn.functional.pad(mask, (0, pad)).view(ids.shape[0], -1, self.downsample).any(dim=2)
+        positions = torch.arange(hidden.shape[1], device=ids.device)
+        hidden = self.encoder(hidden + self.position(positions), src_key_padding_mask=~mask)
         return self.head(masked_mean(self.norm(hidden), mask))
 
 

@@ -32,6 +32,7 @@ class ByteEncoderParams:
     ff_dim: int = 1024
     dropout: float = 0.1
     max_bytes: int = 1024
+    downsample: int = 1
     max_windows: int = 8
     epochs: int = 10
     batch_size: int = 16
@@ -41,7 +42,8 @@ class ByteEncoderParams:
     pretrained_path: str | None = None
 
     def __post_init__(self) -> None:
-        sizes = ("layers", "d_model", "heads", "ff_dim", "max_bytes", "max_windows", "batch_size", "threads")
+        sizes = ("layers", "d_model", "heads", "ff_dim", "max_bytes", "downsample", "max_windows", "batch_size")
+        sizes = (*sizes, "threads")
         check_loop_params("bytes", self, positive=sizes)
         if self.d_model % self.heads:
             msg = f"bytes: `d_model` ({self.d_model}) must be divisible by `heads` ({self.heads})"
@@ -86,6 +88,7 @@ class ByteEncoderModel(TorchTextModel):
             ff_dim=p.ff_dim,
             dropout=p.dropout,
             outputs=self._outputs(),
+            downsample=p.downsample,
         )
 
     def _pretrained_network(self, config_dir: Path | None = None) -> Any:

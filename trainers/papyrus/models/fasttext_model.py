@@ -5,11 +5,16 @@ The model is fastText's own binary format (read by its C++ loader, no pickle).
 Input lines are `__label__X text` with newlines turned into spaces. Dating predicts the centre year of the
 predicted century (for example 150 for the 2nd century CE, -150 for the 2nd century BCE). Training uses a
 single thread so that the same seed gives the same model.
+
+fastText's SGD walks its input file in order with a linearly decaying learning rate and has no class
+weights, so the lines are shuffled (seeded) and rare classes are repeated `(n_max / n_c) ** oversample`
+times (0.5: square-root balancing); without both it predicted the majority class for every document.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,18 +29,24 @@ LABEL_PREFIX = "__label__"
 
 @dataclass(frozen=True)
 class FastTextParams:
-    """`fasttext.train_supervised` settings (the research notes' defaults)."""
+    """`fasttext.train_supervised` settings, plus the class balancing of the input lines (`oversample`)."""
 
-    epoch: int = 25
-    lr: float = 0.5
-    word_ngrams: int = 2
+    epoch: int = 50
+    lr: float = 1.0
+    word_ngrams: int = 1
     minn: int = 2
     maxn: int = 5
-    dim: int = 100
+    dim: int = 50
+    bucket: int = 200_000
+    oversample: float = 0.5
 
     def __post_init__(self) -> None:
-        if min(self.epoch, self.word_ngrams, self.dim) < 1 or self.lr <= 0 or not 0 <= self.minn <= self.maxn:
-            msg = "fasttext: `epoch`, `word_ngrams`, `dim` and `lr` must be positive and 0 <= `minn` <= `maxn`"
+        sizes = (self.epoch, self.word_ngrams, self.dim, self.bucket)
+        if min(sizes) < 1 or self.lr <= 0 or not 0 <= self.minn <= self.maxn or not 0 <= self.oversample <= 1:
+            msg = (
+                "fasttext: `epoch`, `word_ngrams`, `dim`, `bucket` and `lr` must be positive, "
+                "0 <= `minn` <= `maxn` and 0 <= `oversample` <= 1"
+            )
             raise ConfigError(msg)
 
 
@@ -46,6 +57,22 @@ def century_centre(value: int) -> float:
 
 def _line(text: str) -> str:
     return " ".join(text.split())
+
+
+def balanced_order(labels: list[str], *, oversample: float, seed: int) -> list[int]:
+    """Positions of the training lines: each repeated `round((n_max / n_label) ** oversample)` times, shuffled.
+
+    Example:
+        >>> sorted(balanced_order(["a", "a", "a", "a", "b"], oversample=0.5, seed=0))
+        [0, 1, 2, 3, 4, 4]
+    """
+    import numpy as np
+
+    counts = Counter(labels)
+    top = max(counts.values())
+    repeats = [max(1, round((top / counts[label]) ** oversample)) for label in labels]
+    order = np.repeat(np.arange(len(labels)), repeats)
+    return np.random.default_rng(seed).permutation(order).tolist()
 
 
 class FastTextModel(TextModel):
@@ -62,8 +89,8 @@ class FastTextModel(TextModel):
         p: FastTextParams = self.params
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "train.txt"
-            pairs = zip(labels, texts, strict=True)
-            lines = (f"{LABEL_PREFIX}{label.replace(' ', '_')} {_line(text)}" for label, text in pairs)
+            order = balanced_order(labels, oversample=p.oversample, seed=self.seed)
+            lines = (f"{LABEL_PREFIX}{labels[i].replace(' ', '_')} {_line(texts[i])}" for i in order)
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
             self.model = fasttext.train_supervised(
                 input=str(path),
@@ -73,6 +100,7 @@ class FastTextModel(TextModel):
                 minn=p.minn,
                 maxn=p.maxn,
                 dim=p.dim,
+                bucket=p.bucket,
                 seed=self.seed,
                 thread=1,
                 verbose=0,
