@@ -230,6 +230,12 @@ def test_tiny_training_run_lowers_the_loss_and_reloads(
     assert logits.shape[-1] == len(tok)
     with pytest.raises(Exception, match="already holds a trained model"):
         train_sft(dataset, out=tmp_path / "m", steps=1)
+    warmed = train_sft(
+        dataset, out=tmp_path / "w", steps=2, copy_warmup=4, assistant_turns=1, max_length=512, eval_rows=2,
+        batch_size=2, max_new_tokens=4,
+    )  # fmt: skip
+    assert len(warmed["loss"]["copy_warmup_logged"]) == 4 and warmed["settings"]["copy_warmup"] == 4
+    assert warmed["settings"]["assistant_turns"] == 1
 
 
 def test_lora_on_a_local_model_without_tool_template(tmp_path: Path, one_thread: None) -> None:
