@@ -6,7 +6,7 @@ import errno
 import functools
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -30,6 +30,16 @@ def exit_with_error(message: str, code: int = 1) -> None:
     line = Text.assemble(("error:", "bold red"), " ", " ".join(message.splitlines()))
     err_console.print(line, highlight=False, soft_wrap=True, emoji=False)
     raise typer.Exit(code)
+
+
+def split_choices(value: str, allowed: Collection[str], *, option: str, noun: str) -> list[str]:
+    """The comma-separated names of `option`; an unknown one (or none) is one error line and exit 2."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in allowed]
+    if unknown or not names:
+        shown = unknown[0] if unknown else value
+        exit_with_error(f"{option}: unknown {noun} {shown!r}; choose from {sorted(allowed)}", code=2)
+    return names
 
 
 def describe_os_error(error: OSError) -> str:

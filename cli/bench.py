@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from synth.cli._common import cli_errors, console, err_console, exit_with_error
+from synth.cli._common import cli_errors, console, err_console, exit_with_error, split_choices
 
 app = typer.Typer(help="Benchmarks that write JSON (ratios against a baseline in the same run).", no_args_is_help=True)
 
@@ -224,12 +224,7 @@ def optiscribe_command(
         err_console.print(f"[bold red]error:[/] --scale: unknown scale {scale!r}; choose real, small")
         raise typer.Exit(2)
     standard = SMALL_BENCH_INSTRUCTIONS if scale == "small" else BENCH_INSTRUCTIONS
-    names = [name.strip() for name in families.split(",") if name.strip()]
-    unknown = [name for name in names if name not in standard]
-    if unknown or not names:
-        shown = unknown[0] if unknown else families
-        err_console.print(f"[bold red]error:[/] --families: unknown family {shown!r}; choose from {sorted(standard)}")
-        raise typer.Exit(2)
+    names = split_choices(families, standard, option="--families", noun="family")
 
     if challenger not in ("cem", "bandit"):
         err_console.print(f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose cem, bandit")

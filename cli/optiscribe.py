@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from synth.cli._common import cli_errors, console, err_console
+from synth.cli._common import cli_errors, console, err_console, split_choices
 
 app = typer.Typer(
     help="OptiScribe: export instances as solver files, tune SCIP on a generated family, measure difficulty bands.",
@@ -103,12 +103,7 @@ def bands_command(
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
 
-    names = [name.strip() for name in families.split(",") if name.strip()]
-    unknown = [name for name in names if name not in BAND_BASES]
-    if unknown or not names:
-        shown = unknown[0] if unknown else families
-        err_console.print(f"[bold red]error:[/] --families: unknown family {shown!r}; choose from {sorted(BAND_BASES)}")
-        raise typer.Exit(2)
+    names = split_choices(families, BAND_BASES, option="--families", noun="family")
 
     chosen = []
     for band in (b.strip() for b in bands.split(",") if b.strip()):

@@ -313,13 +313,28 @@ def group_states(  # type: ignore[no-untyped-def]
             for n, t in targets.items()
         }
         return [({}, moved)]
-    model = reference.model
-    lora_modules = target_modules(model, LORA_TARGETS)
-    states: list[State] = [({}, targets)]
-    for step in at[1:]:
+    return [({}, targets), *states_along(reference, modules, weight, batch, group, deltas, at[1:], settings, seed)]
+
+
+def states_along(  # type: ignore[no-untyped-def]
+    reference: Reference,
+    modules,
+    weight: torch.Tensor,
+    batch: SourceBatch,
+    group: int,
+    deltas: dict[int, dict[str, torch.Tensor]],
+    steps: list[int],
+    settings: DasaSettings,
+    seed: int,
+) -> list[State]:
+    """The group's desired update with the reference shifted to each of a LoRA run's `steps` (its `deltas`)."""
+    members = batch.groups[group]
+    lora_modules = target_modules(reference.model, LORA_TARGETS)
+    states: list[State] = []
+    for step in steps:
         with shifted(lora_modules, deltas[step]):
-            state_targets = desired_update(
-                model,
+            targets = desired_update(
+                reference.model,
                 modules,
                 weight[batch.ids[members]],
                 batch.labels[members],
@@ -328,7 +343,7 @@ def group_states(  # type: ignore[no-untyped-def]
                 rank=settings.rank,
                 seed=seed + 1000 * group,
             )
-        states.append((deltas[step], state_targets))
+        states.append((deltas[step], targets))
     return states
 
 
@@ -355,8 +370,7 @@ def optimise_self_states(  # type: ignore[no-untyped-def]
     if settings.rounds < 1 or not at or at[0] < 0:
         msg = f"`self-states` needs `rounds` >= 1 and non-negative `state_steps` (got {settings.rounds}, {at})"
         raise ValueError(msg)
-    members, labels, mask = batch.groups[group], batch.labels[rows], batch.mask[rows]
-    lora_modules = target_modules(reference.model, LORA_TARGETS)
+    labels, mask = batch.labels[rows], batch.mask[rows]
     embeds, start, end, losses, done = init, None, -2.0, [], 0
     for r in range(settings.rounds):
         steps = settings.steps // settings.rounds + (1 if r < settings.steps % settings.rounds else 0)
@@ -369,20 +383,7 @@ def optimise_self_states(  # type: ignore[no-untyped-def]
             batch_size=settings.source_batch,
             seed=seed + SELF_RUN_SEED + 100 * group + r,
         )
-        states: list[State] = []
-        for step in at:
-            with shifted(lora_modules, deltas[step]):
-                targets = desired_update(
-                    reference.model,
-                    modules,
-                    weight[batch.ids[members]],
-                    batch.labels[members],
-                    batch.mask[members],
-                    space=settings.space,
-                    rank=settings.rank,
-                    seed=seed + 1000 * group,
-                )
-            states.append((deltas[step], targets))
+        states = states_along(reference, modules, weight, batch, group, deltas, at, settings, seed)
 
         def seen(k: int, best: torch.Tensor, offset: int = done, first: bool = r == 0) -> None:
             if on_step is not None and (k or first):
