@@ -413,10 +413,13 @@ def _bench_report(
         "full_run_speedup_dasa_over_gradmm": seconds["gradmm"] / seconds["dasa"],
         "time_to_quality": time_to_quality(curves) if curves["dasa"] else None,
         "memory_ratio_dasa_over_gradmm": memory["dasa"] / max(memory["gradmm"], 1e-9),
-        "unit_load_average_1min": _summary(
-            [u["load_average_before_after"][0][0] for u in done if "load_average_before_after" in u] or [0.0]
-        ),
+        "unit_load_average_1min": _summary(loads) if (loads := _unit_loads(done)) else None,
     }
+
+
+def _unit_loads(units: Sequence[dict[str, Any]]) -> list[float]:
+    """The 1-minute load average at the start of each unit that recorded one (units cached by older code did not)."""
+    return [u["load_average_before_after"][0][0] for u in units if "load_average_before_after" in u]
 
 
 LOSS_STEPS = (1, 10, 20, 50, 100, 200)
