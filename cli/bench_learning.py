@@ -1,4 +1,4 @@
-"""`synth bench serve` and `synth bench marco-policies`: the learning loop's benches (on the `synth bench` group)."""
+"""`synth bench serve`, `marco-policies`, `toolforge-bfcl`, `optiscribe-challenger`: the learning loop's benches."""
 
 from __future__ import annotations
 
@@ -98,8 +98,44 @@ def toolforge_bfcl_command(
     console.print_json(text)
 
 
+def optiscribe_challenger_command(
+    model: list[str] = typer.Option([], "--model", help="NAME=MODEL_DIR (repeatable); sft and grpo get a ratio."),
+    grpo_run: Path | None = typer.Option(None, "--grpo-run", help="A `synth train grpo` run folder: reward curve."),
+    instruction: str | None = typer.Option(
+        None, "--instruction", help="The instruction every policy answers (default: max-cut, 30 nodes, p = 0.3)."
+    ),
+    seeds: int = typer.Option(16, "--seeds", min=1, help="Instance seeds 0..N-1 (the same for every policy)."),
+    total_nodes: int = typer.Option(1000, "--total-nodes", min=1, help="SCIP node cap of every solve."),
+    time_limit: float = typer.Option(20.0, "--time-limit", min=1, help="SCIP wall-clock safety cap per solve (s)."),
+    max_tokens: int = typer.Option(128, "--max-tokens", min=1, help="Tokens per answer."),
+    scripted: bool = typer.Option(True, "--scripted/--no-scripted", help="Also run the scripted challenger."),
+    out: Path = typer.Option(Path("docs/bench/optiscribe-llm-challenger.json"), "--out", "-o", help="JSON report."),
+) -> None:
+    """Median SCIP nodes, post-cut gap and feasibility of challenger models (greedy) vs the scripted challenger."""
+    from synth.trainers.grpo.optiscribe_eval import BENCH_INSTRUCTION, evaluate_challengers
+
+    report = evaluate_challengers(
+        _named_models(model),
+        grpo_run=grpo_run,
+        instruction=instruction or BENCH_INSTRUCTION,
+        seeds=tuple(range(seeds)),
+        total_nodes=total_nodes,
+        time_limit=time_limit,
+        max_tokens=max_tokens,
+        include_scripted=scripted,
+    )
+    text = json.dumps(report, indent=2, sort_keys=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n", encoding="utf-8")
+    keys = ("valid_rate", "feasibility_rate", "median_nodes", "median_postcut_gap", "refusals")
+    summary = {name: {k: p[k] for k in keys} for name, p in report["policies"].items()}
+    console.print_json(json.dumps({"policies": summary, "grpo_vs_sft": report.get("grpo_vs_sft")}))
+    console.print(f"wrote {out}")
+
+
 def register(bench_app: typer.Typer) -> None:
-    """Add `serve`, `marco-policies` and `toolforge-bfcl` to the `synth bench` group."""
+    """Add `serve`, `marco-policies`, `toolforge-bfcl` and `optiscribe-challenger` to the `synth bench` group."""
     bench_app.command("serve")(cli_errors(serve_bench_command))
     bench_app.command("marco-policies")(cli_errors(marco_policies_command))
     bench_app.command("toolforge-bfcl")(cli_errors(toolforge_bfcl_command))
+    bench_app.command("optiscribe-challenger")(cli_errors(optiscribe_challenger_command))

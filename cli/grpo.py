@@ -2,6 +2,7 @@
 
     synth train grpo out/marco --model models/marco-sft --out runs/marco-grpo --steps 20     # multi-turn MARCO
     synth train grpo out/toolforge --model models/tf-sft --out runs/tf-grpo --lora-rank 8   # first tool call
+    synth train grpo out/optiscribe-llm --model models/os-sft --out runs/os-grpo --turns 1  # SCIP-scored specs
 
 The run folder holds config.json, metrics.jsonl, checkpoints/ and, when done, model/ (with a model card naming the
 dataset) and metrics.json; rerunning the same command resumes from the last checkpoint.
@@ -34,7 +35,7 @@ def _reward_specs(rewards: list[str]) -> tuple[dict[str, object], ...]:
 
 
 def grpo_command(
-    dataset: Path = typer.Argument(..., help="A MARCO trajectory dataset or a ToolForge dialogue dataset."),
+    dataset: Path = typer.Argument(..., help="A MARCO, ToolForge or OptiScribe dataset."),
     model: Path = typer.Option(..., "--model", help="Local HF causal LM folder to start from (e.g. an SFT model)."),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder (checkpoints, metrics.jsonl, model/)."),
     steps: int = typer.Option(20, "--steps", min=1, help="Optimiser steps."),

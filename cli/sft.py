@@ -19,7 +19,7 @@ from rich.table import Table
 
 from synth.cli._common import cli_errors, console
 
-DATASET_HELP = "A ToolForge dialogue dataset (`messages` + `tools`) or a MARCO trajectory dataset (trained as chat)."
+DATASET_HELP = "A ToolForge dialogue dataset (`messages` + `tools`), or a MARCO or OptiScribe dataset (as chat)."
 MODEL_HELP = "Local HF causal LM directory; default: a tiny Llama-style LM and BPE tokenizer built from the rows."
 LR_HELP = "Learning rate; default 3e-3 for the tiny LM, 2e-4 with --lora-rank, 2e-5 for full fine-tuning."
 

@@ -1,8 +1,9 @@
-"""GRPO prompt datasets from synth datasets: MARCO instructions and ToolForge first user turns.
+"""GRPO prompt datasets from synth datasets: MARCO instructions, ToolForge first user turns, OptiScribe requests.
 
 Prompts are rendered to text by the policy's own chat template (tools included), so TRL tokenises exactly what
 the model will see when it is served. Each row keeps the columns its reward reads: MARCO `source_smiles`, `task`
-(and `source_id`, `setting`); ToolForge `tools`, `first_tool`, `first_arguments` (JSON).
+(and `source_id`, `setting`); ToolForge `tools`, `first_tool`, `first_arguments` (JSON); OptiScribe `instruction`,
+`instance_seed` (in a size curriculum, smallest first).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any, Literal
 
 from synth.core.errors import InputError
 
-Domain = Literal["marco", "toolforge"]
-DOMAINS: tuple[Domain, ...] = ("marco", "toolforge")
+Domain = Literal["marco", "toolforge", "optiscribe"]
+DOMAINS: tuple[Domain, ...] = ("marco", "toolforge", "optiscribe")
 MARCO_COLUMNS = ("source_id", "setting", "task", "source_smiles", "instruction")
 
 
@@ -36,7 +37,8 @@ def dataset_domain(dataset_dir: str | Path) -> Domain:
 
     domain = open_dataset(dataset_dir, needs="GRPO").domain
     if domain not in DOMAINS:
-        msg = f"{dataset_dir}: a {domain} dataset; synth train grpo takes {' or '.join(DOMAINS)} datasets"
+        names = f"{', '.join(DOMAINS[:-1])} or {DOMAINS[-1]}"
+        msg = f"{dataset_dir}: a {domain} dataset; synth train grpo takes {names} datasets"
         raise InputError(msg)
     return domain  # type: ignore[return-value]
 
@@ -77,6 +79,26 @@ def toolforge_prompts(dataset_dir: str | Path, *, eval_rows: int, seed: int) -> 
         if example.first_tool is not None
     ]
     return prompts, held
+
+
+def optiscribe_prompts(dataset_dir: str | Path) -> list[PromptRow]:
+    """One prompt per (instruction, instance seed) of an OptiScribe dataset, smallest model first (the curriculum)."""
+    from synth.generators.optiscribe.grpo_reward import curriculum_prompts
+
+    return [PromptRow(p["key"], tuple(p["messages"]), (), dict(p["columns"])) for p in curriculum_prompts(dataset_dir)]
+
+
+def optiscribe_scip_defaults(dataset_dir: str | Path) -> dict[str, Any]:
+    """The `optiscribe_scip` reward settings of a dataset: the SCIP node cap, time limit and seed its rows record."""
+    from synth.core.dataset import read_records
+
+    rows = read_records(dataset_dir, columns=("scip_settings",), domain="optiscribe", needs="GRPO")
+    recorded = json.loads(rows[0]["scip_settings"]) if rows else {}
+    settings: dict[str, Any] = {"name": "optiscribe_scip"}
+    for key, name in (("total_nodes", "total_nodes"), ("time_limit", "time_limit"), ("seed", "scip_seed")):
+        if key in recorded:
+            settings[name] = recorded[key]
+    return settings
 
 
 def render_prompt(tokenizer: Any, row: PromptRow) -> str:

@@ -7,7 +7,9 @@ line per logged step: reward mean/std per function, success, KL-free loss, lengt
 command resumes from the last checkpoint; a finished run is refused unless `overwrite`.
 
 MARCO rows train multi-turn through `MarcoRollout` (the feedback of turn t is the next prompt; reward = the
-trajectory's return); ToolForge rows train the first assistant turn, rewarded by the rule layers.
+trajectory's return); ToolForge rows train the first assistant turn, rewarded by the rule layers; OptiScribe rows
+train the challenger's spec, scored by SCIP (`optiscribe_scip` with the node cap, time limit and seed the dataset's
+rows record), prompts in the dataset's size curriculum (not shuffled).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from synth.core.errors import InputError, OutputDirError
-from synth.trainers.grpo.data import dataset_domain, marco_prompts, to_hf_dataset, toolforge_prompts
+from synth.trainers.grpo.data import (
+    dataset_domain,
+    marco_prompts,
+    optiscribe_prompts,
+    optiscribe_scip_defaults,
+    to_hf_dataset,
+    toolforge_prompts,
+)
 from synth.trainers.grpo.rewards import make_reward
 
 LOGGER = logging.getLogger(__name__)
@@ -64,8 +73,8 @@ class GrpoSettings:
                 raise InputError(msg)
 
 
-def _rewards(settings: GrpoSettings, domain: str) -> tuple[list[Any], list[float]]:
-    specs = settings.rewards or DEFAULT_REWARDS[domain]
+def _rewards(settings: GrpoSettings, defaults: tuple[Mapping[str, Any], ...]) -> tuple[list[Any], list[float]]:
+    specs = settings.rewards or defaults
     functions, weights = [], []
     for spec in specs:
         options = {k: v for k, v in spec.items() if k not in ("name", "weight")}
@@ -148,11 +157,11 @@ def _rewrite_metrics_log(out: Path, history: Sequence[Mapping[str, Any]]) -> Non
 
 
 def _trainer(
-    network: Any, tokenizer: Any, dataset: Any, *, settings: GrpoSettings, out: Path, domain: str, rollout: Any
+    network: Any, tokenizer: Any, dataset: Any, *, settings: GrpoSettings, out: Path, prepared: _Prepared, rollout: Any
 ) -> Any:
     from trl import GRPOConfig, GRPOTrainer
 
-    functions, weights = _rewards(settings, domain)
+    functions, weights = _rewards(settings, prepared.rewards)
     peft_config = None
     if settings.lora_rank is not None:
         from peft import LoraConfig
@@ -187,6 +196,7 @@ def _trainer(
         dataloader_num_workers=0,
         reward_weights=weights,
         log_completions=False,
+        shuffle_dataset=prepared.shuffle,
     )
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     trainer = GRPOTrainer(
@@ -210,15 +220,20 @@ def _trainer(
 class _Prepared:
     domain: str
     rows: list[Any]
+    rewards: tuple[Mapping[str, Any], ...]
     held: list[Any] = field(default_factory=list)
+    shuffle: bool = True
 
 
 def _prepare(dataset_dir: Path, settings: GrpoSettings) -> _Prepared:
     domain = dataset_domain(dataset_dir)
     if domain == "marco":
-        return _Prepared(domain, marco_prompts(dataset_dir))
+        return _Prepared(domain, marco_prompts(dataset_dir), DEFAULT_REWARDS[domain])
+    if domain == "optiscribe":
+        defaults = (optiscribe_scip_defaults(dataset_dir),)
+        return _Prepared(domain, optiscribe_prompts(dataset_dir), defaults, shuffle=False)
     rows, held = toolforge_prompts(dataset_dir, eval_rows=settings.eval_rows, seed=settings.seed)
-    return _Prepared(domain, rows, held)
+    return _Prepared(domain, rows, DEFAULT_REWARDS[domain], held)
 
 
 def run_config(dataset_dir: Path, model: Path, settings: GrpoSettings) -> dict[str, Any]:
@@ -266,7 +281,7 @@ def train_grpo(
             rewards=RewardSettings(**weights),
         )
     before = _score(network, tokenizer, prepared)
-    trainer = _trainer(network, tokenizer, dataset, settings=settings, out=out, domain=prepared.domain, rollout=rollout)
+    trainer = _trainer(network, tokenizer, dataset, settings=settings, out=out, prepared=prepared, rollout=rollout)
     resume = _last_checkpoint(out / CHECKPOINTS)
     if resume is not None:
         LOGGER.info("resuming GRPO from %s", resume)

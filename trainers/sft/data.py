@@ -62,14 +62,18 @@ def read_sft_rows(dataset_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def read_examples(dataset_dir: str | Path) -> tuple[str, list[SftExample]]:
-    """(domain, examples) of a ToolForge dialogue dataset or a MARCO trajectory dataset (as chat)."""
+    """(domain, examples) of a ToolForge dialogue dataset, or a MARCO trajectory / OptiScribe dataset (as chat)."""
     from synth.core.dataset import open_dataset
 
-    domain = open_dataset(dataset_dir, domain=("toolforge", "marco"), needs="SFT").domain
+    domain = open_dataset(dataset_dir, domain=("toolforge", "marco", "optiscribe"), needs="SFT").domain
     if domain == "marco":
         from synth.trainers.sft.marco import marco_examples
 
         return domain, marco_examples(dataset_dir)
+    if domain == "optiscribe":
+        from synth.trainers.sft.optiscribe import optiscribe_examples
+
+        return domain, optiscribe_examples(dataset_dir)
     return domain, to_examples(read_sft_rows(dataset_dir))
 
 

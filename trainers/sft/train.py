@@ -35,7 +35,7 @@ from synth.trainers.sft.data import (
 LOGGER = logging.getLogger(__name__)
 METRICS_FILE = "metrics.json"
 TINY_MODEL = "tiny-llama (built locally)"
-FIRST_TURN_KEYS = {"toolforge": "tool_call", "marco": "first_answer"}
+FIRST_TURN_KEYS = {"toolforge": "tool_call", "marco": "first_answer", "optiscribe": "first_answer"}
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -125,11 +125,15 @@ def score_first_calls(
 def score_held_out(
     domain: str, model: Any, tokenizer: Any, examples: Sequence[SftExample], *, max_new_tokens: int
 ) -> dict[str, Any]:
-    """The domain's first-turn score: ToolForge's first tool call, MARCO's first answer."""
+    """The domain's first-turn score: ToolForge's first tool call, MARCO's first answer, OptiScribe's spec."""
     if domain == "marco":
         from synth.trainers.sft.marco import score_first_answers
 
         return score_first_answers(model, tokenizer, examples, max_new_tokens=max_new_tokens)
+    if domain == "optiscribe":
+        from synth.trainers.sft.optiscribe import score_first_specs
+
+        return score_first_specs(model, tokenizer, examples, max_new_tokens=max_new_tokens)
     return score_first_calls(model, tokenizer, examples, max_new_tokens=max_new_tokens)
 
 

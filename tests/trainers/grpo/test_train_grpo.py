@@ -69,7 +69,7 @@ def test_wrong_domain_dataset_is_refused(tmp_path) -> None:
     model.mkdir()
     (model / "config.json").write_text("{}")  # the dataset is refused before any model is loaded
     result = runner.invoke(_app(), _command(other, model, tmp_path / "run"))
-    assert result.exit_code == 2 and "synth train grpo takes marco or toolforge datasets" in result.output
+    assert result.exit_code == 2 and "synth train grpo takes marco, toolforge or optiscribe datasets" in result.output
     assert not (tmp_path / "run").exists()
 
 

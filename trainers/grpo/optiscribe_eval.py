@@ -1,0 +1,153 @@
+"""The LLM challenger bench: models (SFT, GRPO) vs the scripted challenger on one instruction, same seeds.
+
+Each policy answers `instruction` once per instance seed through the LLM backend protocol: local models on the
+transformers backend, greedy (the same answer for every seed; the instance differs by seed), and the scripted
+challenger (`scripted_challenger_policy`, one draw per seed). Requests carry the challenger's system prompt and
+the instruction only, as in SFT and GRPO (no schema note). Every answer is validated by `read_challenger_answer`;
+valid specs are built with the seed and solved under the same SCIP settings (`evaluate_specs`). Per policy: valid
+rate, refusals by code, feasibility, median nodes and post-cut gap, node deciles (`summarise_group`); then the
+GRPO / SFT ratios of the medians and the GRPO run's reward curve (its `metrics.jsonl`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from synth.core.errors import InputError
+
+BENCH_INSTRUCTION = "a max-cut problem with 30 nodes, density 0.3"
+
+
+def read_reward_curve(run: Path) -> list[dict[str, float]]:
+    """(step, reward, reward_std) of each logged step of a `synth train grpo` run folder."""
+    from synth.trainers.grpo.train import METRICS_LOG
+
+    path = Path(run) / METRICS_LOG
+    if not path.is_file():
+        msg = f"{run}: not a GRPO run folder (no {METRICS_LOG})"
+        raise InputError(msg)
+    curve = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if "reward" in entry:
+            curve.append(
+                {"step": entry["step"], "reward": round(entry["reward"], 6), "reward_std": entry.get("reward_std")}
+            )
+    return curve
+
+
+def _answers(backend: Any, instruction: str, seeds: Sequence[int], *, model: str, max_tokens: int) -> list[str]:
+    from synth.core.llm import SamplingParams
+    from synth.generators.optiscribe.llm import challenger_request
+
+    requests = [
+        replace(
+            challenger_request(instruction, model=model, sampling=SamplingParams(max_tokens=max_tokens, seed=seed)),
+            schema=None,
+        )
+        for seed in seeds
+    ]
+    return [result.texts[0] for result in backend.generate(requests)]
+
+
+def evaluate_answers(
+    answers: Sequence[str], seeds: Sequence[int], *, instruction: str, scip: Any, workers: int = 1
+) -> dict[str, Any]:
+    """Validate, build, solve and summarise one policy's answers (one per seed)."""
+    from synth.generators.optiscribe.bench import evaluate_specs, summarise_group
+    from synth.generators.optiscribe.llm import read_challenger_answer
+    from synth.validators.optiscribe.grammar import parse_instruction
+
+    read = [read_challenger_answer(text, instruction=instruction) for text in answers]
+    specs = [a.spec if a.reason is None else None for a in read]
+    results = evaluate_specs(
+        specs, seeds, request=parse_instruction(instruction), scip=scip, crosscheck=None, workers=workers
+    )
+    summary = summarise_group(results)
+    distinct = list(dict.fromkeys(answers))
+    return {
+        "valid_rate": sum(s is not None for s in specs) / len(specs) if specs else 0.0,
+        "refusals": dict(sorted(Counter(a.code for a in read if a.reason is not None).items())),
+        **summary,
+        "distinct_answers": len(distinct),
+        "answers": [text[:300] for text in distinct[:3]],
+        "nodes": [r.get("nodes") for r in results],
+    }
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return None if numerator is None or not denominator else round(numerator / denominator, 6)
+
+
+def evaluate_challengers(
+    models: Mapping[str, Path],
+    *,
+    grpo_run: Path | None = None,
+    instruction: str = BENCH_INSTRUCTION,
+    seeds: Sequence[int] = tuple(range(16)),
+    total_nodes: int = 1000,
+    time_limit: float = 20.0,
+    scip_seed: int = 0,
+    max_tokens: int = 128,
+    include_scripted: bool = True,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """The report of each model in `models` (name → folder; `grpo` and `sft` get a ratio) and the scripted
+    challenger on `instruction` with instance `seeds`; `grpo_run` adds its reward curve and settings."""
+    from synth.core.llm import ScriptedBackend
+    from synth.core.llm_backends import TransformersBackend
+    from synth.generators.optiscribe.llm import scripted_challenger_policy
+    from synth.validators.optiscribe.grammar import parse_instruction
+    from synth.validators.optiscribe.scip import ScipSettings
+
+    parse_instruction(instruction)  # a bad instruction or run folder fails before any model loads
+    run = None
+    if grpo_run is not None:
+        config_path = Path(grpo_run) / "config.json"
+        run = {
+            "path": str(grpo_run),
+            "reward_curve": read_reward_curve(Path(grpo_run)),
+            "config": json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else None,
+        }
+    started, load_before = time.perf_counter(), os.getloadavg()
+    scip = ScipSettings(seed=scip_seed, total_nodes=total_nodes, time_limit=time_limit)
+    backends: dict[str, Any] = {}
+    if include_scripted:
+        backends["scripted"] = ScriptedBackend(scripted_challenger_policy)
+    for name, folder in models.items():
+        backends[name] = TransformersBackend(folder, batch_size=8)
+    policies: dict[str, Any] = {}
+    for name, backend in backends.items():
+        began = time.perf_counter()
+        answers = _answers(backend, instruction, seeds, model=name, max_tokens=max_tokens)
+        policies[name] = evaluate_answers(answers, seeds, instruction=instruction, scip=scip, workers=workers)
+        policies[name]["seconds"] = round(time.perf_counter() - began, 2)
+    report: dict[str, Any] = {
+        "instruction": instruction,
+        "seeds": list(seeds),
+        "scip": scip.to_dict(),
+        "models": {name: str(folder) for name, folder in models.items()},
+        "policies": policies,
+    }
+    if "grpo" in policies and "sft" in policies:
+        grpo, sft = policies["grpo"], policies["sft"]
+        report["grpo_vs_sft"] = {
+            "median_nodes_ratio": _ratio(grpo["median_nodes"], sft["median_nodes"]),
+            "median_postcut_gap_ratio": _ratio(grpo["median_postcut_gap"], sft["median_postcut_gap"]),
+            "feasibility": {"sft": sft["feasibility_rate"], "grpo": grpo["feasibility_rate"]},
+        }
+    if run is not None:
+        report["grpo_run"] = run
+    report["load_average"] = {
+        "before": [round(x, 2) for x in load_before],
+        "after": [round(x, 2) for x in os.getloadavg()],
+    }
+    report["seconds"] = round(time.perf_counter() - started, 2)
+    return report
