@@ -6,10 +6,12 @@ declared once as a pyarrow schema by the generator; this module adds the framewo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import json.encoder
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,9 +39,23 @@ PROVENANCE_TYPE = pa.struct(
 )
 
 
+def _canonical_encoder() -> Callable[[Any], str]:
+    """`json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)`, with the C
+    encoder built once instead of on every call (the same text; a cycle raises RecursionError, not ValueError)."""
+    make = json.encoder.c_make_encoder
+    if make is None:  # an interpreter without the C accelerator
+        return functools.partial(json.dumps, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    # (markers, default, encoder, indent, key_separator, item_separator, sort_keys, skipkeys, allow_nan)
+    chunks = make(None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_CANONICAL = _canonical_encoder()
+
+
 def canonical_json(value: Any) -> str:
     """Serialise `value` to JSON with sorted keys and no whitespace, for hashing."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL(value)
 
 
 def stable_seed(text: str) -> int:
@@ -49,11 +65,15 @@ def stable_seed(text: str) -> int:
 
 def make_row_id(generator: str, content: Mapping[str, Any]) -> str:
     """Return a stable 32-hex-digit id derived from the generator name and the row's content."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(generator.encode())
-    digest.update(b"\x00")
+    digest = _id_prefix(generator).copy()
     digest.update(canonical_json(content).encode())
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _id_prefix(generator: str) -> Any:
+    """The row-id hash state after `generator` and its separator (copied for every row)."""
+    return hashlib.blake2b(generator.encode() + b"\x00", digest_size=16)
 
 
 def check_reason_code(code: str) -> str:
