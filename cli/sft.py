@@ -44,7 +44,11 @@ def sft_command(
         None, "--assistant-turns", min=1, help="Train on each dialogue's first N assistant turns only (default: all)."
     ),
     copy_warmup: int = typer.Option(
-        0, "--copy-warmup", min=0, help="Steps of copy warm-up on windows of the training dialogues before SFT."
+        0, "--copy-warmup", min=0, help="Steps of copy warm-up (short item-gap-item sequences) before SFT."
+    ),
+    copy_batch_size: int = typer.Option(16, "--copy-batch-size", min=1, help="Sequences per copy warm-up step."),
+    copy_lr: float | None = typer.Option(
+        None, "--copy-lr", min=0.0, help="Learning rate of the copy warm-up (default: the SFT rate)."
     ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Write over a directory that holds a trained model."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as JSON instead of a table."),
@@ -70,6 +74,8 @@ def sft_command(
         tiny_layers=tiny_layers,
         assistant_turns=assistant_turns,
         copy_warmup=copy_warmup,
+        copy_batch_size=copy_batch_size,
+        copy_lr=copy_lr,
         overwrite=overwrite,
     )
     settings = {
@@ -84,6 +90,7 @@ def sft_command(
         "max_new_tokens": max_new_tokens,
         "assistant_turns": assistant_turns,
         "copy_warmup": copy_warmup,
+        **({"copy_batch_size": copy_batch_size, "copy_lr": copy_lr} if copy_warmup else {}),
         **({"tiny_hidden": tiny_hidden, "tiny_layers": tiny_layers} if model is None else {}),
     }
     write_model_card(out, trainer="sft", dataset=open_dataset(dataset), settings=settings, metrics=metrics)

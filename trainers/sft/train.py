@@ -241,6 +241,40 @@ def _fit(
     return trained, losses
 
 
+def _copy_warmup(
+    model: Any,
+    tokenizer: Any,
+    train: tuple[Sequence[SftExample], Sequence[EncodedDialogue]],
+    held: tuple[Sequence[SftExample], Sequence[EncodedDialogue]],
+    *,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> tuple[list[float], str, dict[str, float | None]]:
+    """Run the copy warm-up on `model` in place.
+
+    Returns the logged losses, what was copied ("smiles_spans" or "windows") and the copy loss on sequences built
+    from the held-out dialogues before and after the warm-up.
+    """
+    from synth.trainers.sft.copy_warmup import COPY_POOL, copy_sequences, fit_copy, smiles_spans
+
+    def sequences(part: tuple[Sequence[SftExample], Sequence[EncodedDialogue]], count: int) -> list[EncodedDialogue]:
+        shape = {"spans": spans, "scramble": 0.5, "tokenizer": tokenizer, "max_gap": 32} if spans else {"max_gap": 64}
+        return copy_sequences(part[1], count=count, seed=seed, max_prefix=16, **shape)
+
+    spans = smiles_spans(tokenizer, train[0])
+    items = "smiles_spans" if spans else "windows"
+    pool = sequences(train, min(steps * batch_size, COPY_POOL))
+    spans = smiles_spans(tokenizer, held[0]) if spans else []
+    probe = sequences(held, 32)
+    before = assistant_loss(model, probe)
+    started = time.perf_counter()
+    logged = fit_copy(model, pool, steps=steps, batch_size=batch_size, lr=lr, seed=seed, pad_id=tokenizer.pad_token_id)
+    LOGGER.info("copy warm-up: %d steps in %.1f s, loss %s", steps, time.perf_counter() - started, logged)
+    return logged, items, {"before": before, "after": assistant_loss(model, probe)}
+
+
 def _default_lr(model: Path | None, lora_rank: int | None) -> float:
     if model is None:
         return 3e-3
@@ -264,6 +298,8 @@ def train_sft(
     tiny_layers: int = 2,
     assistant_turns: int | None = None,
     copy_warmup: int = 0,
+    copy_batch_size: int = 16,
+    copy_lr: float | None = None,
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Fine-tune on `dataset_dir`'s dialogues (assistant tokens only) and save model, tokenizer and metrics to `out`.
@@ -276,7 +312,9 @@ def train_sft(
         eval_rows: dialogues held out for the loss and the first-call accuracy.
         tiny_hidden, tiny_layers: width and depth of the tiny LM built when `model` is None.
         assistant_turns: train on each dialogue's first that many assistant turns only (None: all of them).
-        copy_warmup: steps of copy warm-up (`copy_warmup.copy_sequences` from the training dialogues) before SFT.
+        copy_warmup: steps of copy warm-up before SFT (`copy_warmup`: short `item · gap · item` sequences from the
+            training dialogues, their `<SMILES>` spans as items when they have any).
+        copy_batch_size, copy_lr: the warm-up's batch and learning rate (None: the SFT rate).
 
     Returns the metrics written to `out/metrics.json`.
     """
@@ -314,21 +352,13 @@ def train_sft(
     }
     fit_started = time.perf_counter()
     warmup_logged: list[float] = []
+    copy_held: dict[str, float | None] = {}
+    copy_settings = {"batch_size": copy_batch_size, "lr": copy_lr if copy_lr is not None else rate}
     if copy_warmup:
-        from synth.trainers.sft.copy_warmup import copy_sequences
-
-        copies = copy_sequences(train_encoded, count=copy_warmup * batch_size, seed=seed)
-        network, warmup_logged = _fit(
-            network,
-            tokenizer,
-            copies,
-            steps=copy_warmup,
-            lr=rate,
-            lora_rank=lora_rank,
-            seed=seed,
-            max_length=max_length,
-            batch_size=batch_size,
-        )
+        warmup_logged, copy_settings["items"], copy_held = _copy_warmup(
+            network, tokenizer, (train, train_encoded), (held, held_encoded), steps=copy_warmup, seed=seed,
+            **copy_settings,
+        )  # fmt: skip
     network, logged = _fit(
         network,
         tokenizer,
@@ -360,6 +390,7 @@ def train_sft(
             "max_length": max_length,
             "assistant_turns": assistant_turns,
             "copy_warmup": copy_warmup,
+            **({"copy_warmup_settings": copy_settings} if copy_warmup else {}),
             "eval_rows": len(held),
             "batch_size": batch_size,
             "threads": torch.get_num_threads(),
@@ -378,6 +409,7 @@ def train_sft(
             "held_out_after": after["held_out"],
             "logged": [round(x, 4) for x in logged],
             **({"copy_warmup_logged": [round(x, 4) for x in warmup_logged]} if copy_warmup else {}),
+            **({"copy_held_out": copy_held} if copy_warmup else {}),
         },
         FIRST_TURN_KEYS[domain]: {"before": before["first_turn"], "after": after["first_turn"]},
         "train_seconds": round(train_seconds, 2),
