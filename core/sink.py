@@ -33,7 +33,9 @@ import json
 import os
 import re
 import shutil
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -412,10 +414,10 @@ class DatasetDir:
         data, rejected = self.shard_paths(index, num_shards)
         split = split_column(schema) is not None
         kept_writer = _SplitWriter(self, index, num_shards, schema) if split else _ShardFileWriter(data, schema)
-        with kept_writer, _ShardFileWriter(rejected, rejected_schema) as dropped_writer:
+        with kept_writer, _ShardFileWriter(rejected, rejected_schema) as dropped_writer, _WriteBehind() as writes:
             for output in outputs:
-                kept_writer.write(output.kept)
-                dropped_writer.write(output.rejected)
+                writes.submit(kept_writer.write, output.kept)
+                writes.submit(dropped_writer.write, output.rejected)
                 if on_batch is not None:
                     on_batch(output.kept.num_rows + output.rejected.num_rows)
         kept_writer.commit()
@@ -437,6 +439,36 @@ class DatasetDir:
         }
         write_json_atomic(self.record_path(index), record)
         return record
+
+
+class _WriteBehind:
+    """Runs writes in order on one background thread while the caller produces the next batch (pyarrow encodes
+    and compresses Parquet without holding the GIL). At most `depth` writes wait; a failed write raises from the
+    next `submit` or from leaving the block, which always waits for the writes in flight first."""
+
+    def __init__(self, depth: int = 2) -> None:
+        self.depth = depth
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-write")
+        self._pending: deque[Future[None]] = deque()
+
+    def __enter__(self) -> _WriteBehind:
+        return self
+
+    def submit(self, write: Callable[[pa.Table], None], table: pa.Table) -> None:
+        while len(self._pending) >= self.depth:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(write, table))
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        try:
+            while self._pending:
+                future = self._pending.popleft()
+                if exc_type is None:
+                    future.result()
+                else:  # the block's own error is the one to report; just let the writes finish
+                    future.exception()
+        finally:
+            self._pool.shutdown(wait=True)
 
 
 class _ShardFileWriter:
