@@ -4,7 +4,8 @@ The tokenizer is trained on the rendered training dialogues, has the ChatML spec
 `<|im_start|>`, `<|im_end|>` eos) and the tool tags as single tokens, and carries `TOOL_CHAT_TEMPLATE`. Inside a
 `<SMILES> … </SMILES>` span every character is its own token (prose around it gets BPE words): a molecule is
 then spelt the same way in the instruction, the feedback and the answer, so a tiny model can learn to copy and
-edit it character by character, and an edit does not re-tokenise its neighbours.
+edit it character by character, and an edit does not re-tokenise its neighbours. With `isolate=DIGIT` every
+digit is its own token instead (OptiScribe: a size in the instruction is the same tokens in the JSON answer).
 Same texts, sizes and seed give the same tokenizer and weights.
 """
 
@@ -18,17 +19,19 @@ from synth.trainers.sft.chat_template import IM_END, PAD, SPECIAL_TOKENS, TAG_TO
 
 # one character of a whitespace-free run that is followed by ` </SMILES>`: the molecule of a `<SMILES> X </SMILES>`
 SMILES_CHARACTER = r"\S(?=\S* </SMILES>)"
+DIGIT = r"\d"
 
 
-def build_tiny_tokenizer(texts: Iterable[str], *, vocab_size: int = 2048) -> Any:
-    """A `PreTrainedTokenizerFast`: byte-level BPE with `vocab_size` merges+bytes learnt from `texts`."""
+def build_tiny_tokenizer(texts: Iterable[str], *, vocab_size: int = 2048, isolate: str = SMILES_CHARACTER) -> Any:
+    """A `PreTrainedTokenizerFast`: byte-level BPE with `vocab_size` merges+bytes learnt from `texts`; each match of
+    the regex `isolate` is a token of its own."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(SMILES_CHARACTER), behavior="isolated"),
+            pre_tokenizers.Split(Regex(isolate), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False),
         ]
     )

@@ -36,6 +36,7 @@ LOGGER = logging.getLogger(__name__)
 METRICS_FILE = "metrics.json"
 TINY_MODEL = "tiny-llama (built locally)"
 FIRST_TURN_KEYS = {"toolforge": "tool_call", "marco": "first_answer", "optiscribe": "first_answer"}
+TINY_ISOLATE = {"optiscribe": r"\d"}  # tiny tokenizer: digits one per token (default: SMILES characters)
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -138,7 +139,13 @@ def score_held_out(
 
 
 def _load_model(
-    model: Path | None, train: Sequence[SftExample], *, seed: int, max_length: int, tiny: Mapping[str, int]
+    model: Path | None,
+    train: Sequence[SftExample],
+    *,
+    seed: int,
+    max_length: int,
+    tiny: Mapping[str, int],
+    isolate: str | None = None,
 ) -> tuple[Any, Any]:
     if model is None:
         from synth.trainers.sft.tiny import build_tiny_model, build_tiny_tokenizer
@@ -147,7 +154,7 @@ def _load_model(
         texts = [
             bootstrap.apply_chat_template(list(e.messages), tools=list(e.tools) or None, tokenize=False) for e in train
         ]
-        tokenizer = build_tiny_tokenizer(texts)
+        tokenizer = build_tiny_tokenizer(texts, **({"isolate": isolate} if isolate else {}))
         return build_tiny_model(tokenizer, seed=seed, max_positions=max(max_length, 512), **tiny), tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -333,7 +340,8 @@ def train_sft(
     train, held = split_examples(examples, eval_rows=eval_rows, seed=seed)
     set_seed(seed)
     tiny = {"hidden": tiny_hidden, "layers": tiny_layers}
-    network, tokenizer = _load_model(model, train, seed=seed, max_length=max_length, tiny=tiny)
+    isolate = TINY_ISOLATE.get(domain)
+    network, tokenizer = _load_model(model, train, seed=seed, max_length=max_length, tiny=tiny, isolate=isolate)
     if torch.cuda.is_available():
         network.to("cuda")
     template = ensure_tool_template(tokenizer) if model is not None else "synth"

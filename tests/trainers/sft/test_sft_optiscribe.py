@@ -62,3 +62,7 @@ def test_tiny_sft_run_scores_held_out_specs(optiscribe_dataset: Path, tmp_path: 
     after = metrics["first_answer"]["after"]
     assert after["rows"] == 1 and set(after) >= {"parse_rate", "validity", "success_rate", "samples"}
     assert after["samples"][0]["refused"] is not None  # 2 steps of a random 16-wide LM write no spec
+    from transformers import AutoTokenizer
+
+    tokens = AutoTokenizer.from_pretrained(tmp_path / "m").tokenize("with 14 nodes")
+    assert tokens[-3:-1] == ["1", "4"]  # digits one per token: the size is spelt the same in the answer
