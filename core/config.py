@@ -65,6 +65,12 @@ class ExecutionConfig(StrictModel):
     address: str | None = Field(
         None, description="an existing cluster for task runner dask (scheduler) or ray (head); None starts a local one"
     )
+    heartbeat_seconds: int | None = Field(
+        None,
+        ge=30,
+        description="Prefect heartbeat of the pipeline's flow run (lets the server mark a killed run crashed); None "
+        "sends none: the calling process reports a failure itself, and a deployment's parent flow run keeps its own",
+    )
 
 
 class PipelineConfig(StrictModel):

@@ -414,7 +414,7 @@ class DatasetDir:
         data, rejected = self.shard_paths(index, num_shards)
         split = split_column(schema) is not None
         kept_writer = _SplitWriter(self, index, num_shards, schema) if split else _ShardFileWriter(data, schema)
-        with kept_writer, _ShardFileWriter(rejected, rejected_schema) as dropped_writer, _WriteBehind() as writes:
+        with kept_writer, _ShardFileWriter(rejected, rejected_schema) as dropped_writer, WriteBehind() as writes:
             for output in outputs:
                 writes.submit(kept_writer.write, output.kept)
                 writes.submit(dropped_writer.write, output.rejected)
@@ -441,7 +441,7 @@ class DatasetDir:
         return record
 
 
-class _WriteBehind:
+class WriteBehind:
     """Runs writes in order on one background thread while the caller produces the next batch (pyarrow encodes
     and compresses Parquet without holding the GIL). At most `depth` writes wait; a failed write raises from the
     next `submit` or from leaving the block, which always waits for the writes in flight first."""
@@ -451,7 +451,7 @@ class _WriteBehind:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="synth-write")
         self._pending: deque[Future[None]] = deque()
 
-    def __enter__(self) -> _WriteBehind:
+    def __enter__(self) -> WriteBehind:
         return self
 
     def submit(self, write: Callable[[pa.Table], None], table: pa.Table) -> None:

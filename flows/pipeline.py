@@ -13,6 +13,7 @@ from typing import Any
 
 from prefect import flow, runtime, task
 from prefect.cache_policies import NO_CACHE
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import State
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
@@ -125,7 +126,9 @@ def run_prefect(
     )
     configured = synth_pipeline_flow.with_options(task_runner=runner)
     all_shards = set(range(config.shards))
-    result = configured(config.model_dump(mode="json"), str(out), overwrite)
+    # Prefect 3.9's heartbeat thread sleeps in 1 s steps and is joined when the flow run ends: 0-1 s per run.
+    with temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: config.execution.heartbeat_seconds}):
+        result = configured(config.model_dump(mode="json"), str(out), overwrite)
     executed = list(result["executed"])
     if on_flow_run is not None:
         on_flow_run(result["flow_run_id"])

@@ -43,3 +43,27 @@ def test_dask_task_runner_on_a_local_cluster_gives_the_same_bytes(tmp_path, pref
     flow = run_prefect(config, tmp_path / "dask", task_runner="dask", workers=2)
     assert flow.manifest["status"] == "complete"
     assert parquet_hashes(tmp_path / "dask") == parquet_hashes(tmp_path / "local")
+
+
+@pytest.mark.parametrize(("heartbeat", "started"), [(None, 0), (30, 1)])
+def test_flow_run_heartbeat_thread_only_when_the_config_asks(tmp_path, prefect_server, heartbeat, started):
+    """Prefect's heartbeat thread is joined at the end of a flow run (0-1 s); a synth run starts it only when
+    `execution.heartbeat_seconds` is set. Read from the flow engine's own debug log."""
+    import logging
+
+    from synth.flows.pipeline import run_prefect
+
+    messages: list[str] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("prefect.flow_runs")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        payload = SMALL_PAPYRUS_PAYLOAD | {"shards": 1, "execution": {"heartbeat_seconds": heartbeat}}
+        run_prefect(parse_config(payload), tmp_path / "out")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert messages.count("Started flow run heartbeat context") == started
