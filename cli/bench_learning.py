@@ -99,7 +99,7 @@ def toolforge_bfcl_command(
 
 
 def optiscribe_challenger_command(
-    model: list[str] = typer.Option([], "--model", help="NAME=MODEL_DIR (repeatable); sft and grpo get a ratio."),
+    model: list[str] = typer.Option([], "--model", help="NAME=MODEL_DIR (repeatable); each gets its ratios to sft."),
     grpo_run: Path | None = typer.Option(None, "--grpo-run", help="A `synth train grpo` run folder: reward curve."),
     instruction: str | None = typer.Option(
         None, "--instruction", help="The instruction every policy answers (default: max-cut, 30 nodes, p = 0.3)."
@@ -127,9 +127,9 @@ def optiscribe_challenger_command(
     text = json.dumps(report, indent=2, sort_keys=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n", encoding="utf-8")
-    keys = ("valid_rate", "feasibility_rate", "median_nodes", "median_postcut_gap", "refusals")
+    keys = ("valid_rate", "feasibility_rate", "median_nodes", "median_postcut_gap", "mean_reward", "refusals")
     summary = {name: {k: p[k] for k in keys} for name, p in report["policies"].items()}
-    console.print_json(json.dumps({"policies": summary, "grpo_vs_sft": report.get("grpo_vs_sft")}))
+    console.print_json(json.dumps({"policies": summary, "vs_sft": report.get("vs_sft")}))
     console.print(f"wrote {out}")
 
 

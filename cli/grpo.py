@@ -18,16 +18,29 @@ import typer
 from synth.cli._common import cli_errors, console
 
 REWARD_HELP = "Reward NAME or NAME:WEIGHT (repeatable; default: the dataset domain's verifier reward)."
+OPTION_HELP = "KEY=VALUE setting of every --reward (repeatable; VALUE read as JSON), e.g. node_weight=1.0."
 
 
-def _reward_specs(rewards: list[str]) -> tuple[dict[str, object], ...]:
+def _reward_specs(rewards: list[str], options: list[str]) -> tuple[dict[str, object], ...]:
     from synth.core.errors import InputError
 
+    if options and not rewards:
+        raise InputError("--reward-option needs --reward NAME (the settings belong to a named reward)")
+    settings: dict[str, object] = {}
+    for text in options:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            msg = f"--reward-option {text!r}: expected KEY=VALUE"
+            raise InputError(msg)
+        try:
+            settings[key] = json.loads(value)
+        except json.JSONDecodeError:
+            settings[key] = value
     specs = []
     for text in rewards:
         name, _, weight = text.partition(":")
         try:
-            specs.append({"name": name, "weight": float(weight) if weight else 1.0})
+            specs.append({"name": name, "weight": float(weight) if weight else 1.0, **settings})
         except ValueError:
             msg = f"--reward {text!r}: the weight after ':' must be a number"
             raise InputError(msg) from None
@@ -53,6 +66,7 @@ def grpo_command(
     seed: int = typer.Option(0, "--seed", help="Seed of sampling, batches and the ToolForge split."),
     eval_rows: int = typer.Option(8, "--eval-rows", min=0, help="ToolForge: dialogues held out (as in sft)."),
     reward: list[str] = typer.Option([], "--reward", help=REWARD_HELP),
+    reward_option: list[str] = typer.Option([], "--reward-option", help=OPTION_HELP),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start over in a folder holding a finished run."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -74,7 +88,7 @@ def grpo_command(
         save_steps=save_steps,
         seed=seed,
         eval_rows=eval_rows,
-        rewards=_reward_specs(reward),
+        rewards=_reward_specs(reward, reward_option),
     )
     summary = train_grpo(dataset, model=model, out=out, settings=settings, overwrite=overwrite)
     write_model_card(

@@ -5,14 +5,16 @@ transformers backend, greedy (the same answer for every seed; the instance diffe
 challenger (`scripted_challenger_policy`, one draw per seed). Requests carry the challenger's system prompt and
 the instruction only, as in SFT and GRPO (no schema note). Every answer is validated by `read_challenger_answer`;
 valid specs are built with the seed and solved under the same SCIP settings (`evaluate_specs`). Per policy: valid
-rate, refusals by code, feasibility, median nodes and post-cut gap, node deciles (`summarise_group`); then the
-GRPO / SFT ratios of the medians and the GRPO run's reward curve (its `metrics.jsonl`).
+rate, refusals by code, the GRPO reward of each answer (median, mean), feasibility, median nodes and post-cut gap,
+node deciles (`summarise_group`); then each model's ratios of the medians to the `sft` model's, and the GRPO
+run's reward curve (its `metrics.jsonl`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -58,23 +60,34 @@ def _answers(backend: Any, instruction: str, seeds: Sequence[int], *, model: str
 
 
 def evaluate_answers(
-    answers: Sequence[str], seeds: Sequence[int], *, instruction: str, scip: Any, workers: int = 1
+    answers: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    instruction: str,
+    scip: Any,
+    refused: float = -0.5,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """Validate, build, solve and summarise one policy's answers (one per seed)."""
+    """Validate, build, solve and summarise one policy's answers (one per seed); `rewards` are the GRPO reward's
+    (`optiscribe_scip` with the node cap = `scip.total_nodes`; a refused answer gets `refused`)."""
     from synth.generators.optiscribe.bench import evaluate_specs, summarise_group
     from synth.generators.optiscribe.llm import read_challenger_answer
     from synth.validators.optiscribe.grammar import parse_instruction
+    from synth.validators.optiscribe.reward import RewardSettings, request_reward
 
+    request = parse_instruction(instruction)
     read = [read_challenger_answer(text, instruction=instruction) for text in answers]
     specs = [a.spec if a.reason is None else None for a in read]
-    results = evaluate_specs(
-        specs, seeds, request=parse_instruction(instruction), scip=scip, crosscheck=None, workers=workers
-    )
+    results = evaluate_specs(specs, seeds, request=request, scip=scip, crosscheck=None, workers=workers)
+    settings = RewardSettings(node_cap=scip.total_nodes)
+    rewards = [request_reward(r, request.effort(), settings) if r["built"] else refused for r in results]
     summary = summarise_group(results)
     distinct = list(dict.fromkeys(answers))
     return {
         "valid_rate": sum(s is not None for s in specs) / len(specs) if specs else 0.0,
         "refusals": dict(sorted(Counter(a.code for a in read if a.reason is not None).items())),
+        "median_reward": statistics.median(rewards) if rewards else None,
+        "mean_reward": round(statistics.fmean(rewards), 6) if rewards else None,
         **summary,
         "distinct_answers": len(distinct),
         "answers": [text[:300] for text in distinct[:3]],
@@ -99,8 +112,9 @@ def evaluate_challengers(
     include_scripted: bool = True,
     workers: int = 1,
 ) -> dict[str, Any]:
-    """The report of each model in `models` (name → folder; `grpo` and `sft` get a ratio) and the scripted
-    challenger on `instruction` with instance `seeds`; `grpo_run` adds its reward curve and settings."""
+    """The report of each model in `models` (name → folder; each model other than `sft` gets its ratios to `sft`)
+    and the scripted challenger on `instruction` with instance `seeds`; `grpo_run` adds its reward curve and
+    settings."""
     from synth.core.llm import ScriptedBackend
     from synth.core.llm_backends import TransformersBackend
     from synth.generators.optiscribe.llm import scripted_challenger_policy
@@ -136,12 +150,17 @@ def evaluate_challengers(
         "models": {name: str(folder) for name, folder in models.items()},
         "policies": policies,
     }
-    if "grpo" in policies and "sft" in policies:
-        grpo, sft = policies["grpo"], policies["sft"]
-        report["grpo_vs_sft"] = {
-            "median_nodes_ratio": _ratio(grpo["median_nodes"], sft["median_nodes"]),
-            "median_postcut_gap_ratio": _ratio(grpo["median_postcut_gap"], sft["median_postcut_gap"]),
-            "feasibility": {"sft": sft["feasibility_rate"], "grpo": grpo["feasibility_rate"]},
+    if "sft" in policies:
+        sft = policies["sft"]
+        report["vs_sft"] = {
+            name: {
+                "median_nodes_ratio": _ratio(other["median_nodes"], sft["median_nodes"]),
+                "median_postcut_gap_ratio": _ratio(other["median_postcut_gap"], sft["median_postcut_gap"]),
+                "mean_reward": {"sft": sft["mean_reward"], name: other["mean_reward"]},
+                "feasibility": {"sft": sft["feasibility_rate"], name: other["feasibility_rate"]},
+            }
+            for name, other in policies.items()
+            if name not in ("sft", "scripted")
         }
     if run is not None:
         report["grpo_run"] = run

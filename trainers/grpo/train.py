@@ -74,9 +74,13 @@ class GrpoSettings:
 
 
 def _rewards(settings: GrpoSettings, defaults: tuple[Mapping[str, Any], ...]) -> tuple[list[Any], list[float]]:
+    """The reward functions and weights: the settings' rewards (a default of the same name fills in the options they
+    leave unset, e.g. the node cap an OptiScribe dataset records), else the domain's defaults."""
     specs = settings.rewards or defaults
+    by_name = {spec["name"]: spec for spec in defaults}
     functions, weights = [], []
     for spec in specs:
+        spec = {**by_name.get(spec["name"], {}), **spec}
         options = {k: v for k, v in spec.items() if k not in ("name", "weight")}
         functions.append(make_reward(str(spec["name"]), **options))
         weights.append(float(spec.get("weight", 1.0)))

@@ -58,7 +58,8 @@ def test_grpo_step_on_optiscribe_writes_scip_reward_metrics(optiscribe_dataset, 
     assert scripted["valid_rate"] == scripted["feasibility_rate"] == 1.0 and scripted["median_nodes"] >= 1
     assert len(scripted["nodes"]) == 2 and scripted["node_deciles"] is not None
     assert grpo["valid_rate"] == grpo["feasibility_rate"] == 0.0 and sum(grpo["refusals"].values()) == 2
-    assert report["grpo_vs_sft"]["median_nodes_ratio"] is None  # neither model has a feasible instance
+    assert grpo["mean_reward"] == -0.5 and 0 < scripted["median_reward"] <= 1  # the GRPO reward of each answer
+    assert report["vs_sft"]["grpo"]["median_nodes_ratio"] is None  # neither model has a feasible instance
     assert report["grpo_run"]["reward_curve"] == [{"step": 1, "reward": -0.5, "reward_std": 0.0}]
     assert report["seeds"] == [0, 1] and report["scip"]["total_nodes"] == 200
 
@@ -72,3 +73,23 @@ def test_challenger_bench_refuses_a_missing_run_folder_in_one_line(tmp_path) -> 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "not a GRPO run folder (no metrics.jsonl)" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "r.json").exists()
+
+
+def test_reward_options_reach_the_named_reward_over_the_dataset_defaults(optiscribe_dataset, monkeypatch) -> None:
+    from synth.cli.grpo import _reward_specs
+    from synth.core.errors import InputError
+    from synth.trainers.grpo import train
+
+    specs = _reward_specs(["optiscribe_scip"], ["node_weight=1.0", "gap_weight=0"])
+    assert specs == ({"name": "optiscribe_scip", "weight": 1.0, "node_weight": 1.0, "gap_weight": 0},)
+    with pytest.raises(InputError, match="--reward-option needs --reward NAME"):
+        _reward_specs([], ["node_weight=1.0"])
+    built = []
+    monkeypatch.setattr(train, "make_reward", lambda name, **options: built.append((name, options)))
+    train._rewards(GrpoSettings(rewards=specs), (optiscribe_scip_defaults(optiscribe_dataset),))
+    assert built == [
+        (
+            "optiscribe_scip",
+            {"total_nodes": 1000, "time_limit": 60.0, "scip_seed": 0, "node_weight": 1.0, "gap_weight": 0},
+        )
+    ]
