@@ -65,14 +65,14 @@ def marco_policies_command(
     console.print_json(json.dumps({"policies": report["policies"], "paired": report["paired"]}))
 
 
-def _named_models(values: list[str]) -> dict[str, Path]:
+def _named_models(values: list[str], *, option: str = "--model", what: str = "MODEL_DIR") -> dict[str, Path]:
     from synth.core.errors import InputError
 
     models = {}
     for text in values:
         name, sep, folder = text.partition("=")
         if not sep or not name or not folder:
-            msg = f"--model {text!r}: expected NAME=MODEL_DIR"
+            msg = f"{option} {text!r}: expected NAME={what}"
             raise InputError(msg)
         models[name] = Path(folder)
     return models
@@ -100,7 +100,9 @@ def toolforge_bfcl_command(
 
 def optiscribe_challenger_command(
     model: list[str] = typer.Option([], "--model", help="NAME=MODEL_DIR (repeatable); each gets its ratios to sft."),
-    grpo_run: Path | None = typer.Option(None, "--grpo-run", help="A `synth train grpo` run folder: reward curve."),
+    grpo_run: list[str] = typer.Option(
+        [], "--grpo-run", help="NAME=RUN (repeatable): a `synth train grpo` run folder; its model/ and reward curve."
+    ),
     instruction: str | None = typer.Option(
         None, "--instruction", help="The instruction every policy answers (default: max-cut, 30 nodes, p = 0.3)."
     ),
@@ -116,7 +118,7 @@ def optiscribe_challenger_command(
 
     report = evaluate_challengers(
         _named_models(model),
-        grpo_run=grpo_run,
+        grpo_runs=_named_models(grpo_run, option="--grpo-run", what="RUN_DIR"),
         instruction=instruction or BENCH_INSTRUCTION,
         seeds=tuple(range(seeds)),
         total_nodes=total_nodes,

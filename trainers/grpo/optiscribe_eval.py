@@ -102,7 +102,7 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
 def evaluate_challengers(
     models: Mapping[str, Path],
     *,
-    grpo_run: Path | None = None,
+    grpo_runs: Mapping[str, Path] | None = None,
     instruction: str = BENCH_INSTRUCTION,
     seeds: Sequence[int] = tuple(range(16)),
     total_nodes: int = 1000,
@@ -113,8 +113,8 @@ def evaluate_challengers(
     workers: int = 1,
 ) -> dict[str, Any]:
     """The report of each model in `models` (name → folder; each model other than `sft` gets its ratios to `sft`)
-    and the scripted challenger on `instruction` with instance `seeds`; `grpo_run` adds its reward curve and
-    settings."""
+    and the scripted challenger on `instruction` with instance `seeds`. `grpo_runs` (name → `synth train grpo` run
+    folder) adds each run's `model/` under its name, with the run's reward curve and settings."""
     from synth.core.llm import ScriptedBackend
     from synth.core.llm_backends import TransformersBackend
     from synth.generators.optiscribe.llm import scripted_challenger_policy
@@ -122,14 +122,17 @@ def evaluate_challengers(
     from synth.validators.optiscribe.scip import ScipSettings
 
     parse_instruction(instruction)  # a bad instruction or run folder fails before any model loads
-    run = None
-    if grpo_run is not None:
-        config_path = Path(grpo_run) / "config.json"
-        run = {
-            "path": str(grpo_run),
-            "reward_curve": read_reward_curve(Path(grpo_run)),
+    from synth.trainers.grpo.train import CONFIG_FILE, MODEL_DIR
+
+    runs: dict[str, Any] = {}
+    for name, folder in (grpo_runs or {}).items():
+        config_path = Path(folder) / CONFIG_FILE
+        runs[name] = {
+            "path": str(folder),
+            "reward_curve": read_reward_curve(Path(folder)),
             "config": json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else None,
         }
+    models = {**models, **{name: Path(folder) / MODEL_DIR for name, folder in (grpo_runs or {}).items()}}
     started, load_before = time.perf_counter(), os.getloadavg()
     scip = ScipSettings(seed=scip_seed, total_nodes=total_nodes, time_limit=time_limit)
     backends: dict[str, Any] = {}
@@ -162,8 +165,8 @@ def evaluate_challengers(
             for name, other in policies.items()
             if name not in ("sft", "scripted")
         }
-    if run is not None:
-        report["grpo_run"] = run
+    if runs:
+        report["grpo_runs"] = runs
     report["load_average"] = {
         "before": [round(x, 2) for x in load_before],
         "after": [round(x, 2) for x in os.getloadavg()],

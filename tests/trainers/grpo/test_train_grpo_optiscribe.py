@@ -47,8 +47,8 @@ def test_grpo_step_on_optiscribe_writes_scip_reward_metrics(optiscribe_dataset, 
     from synth.trainers.grpo.optiscribe_eval import evaluate_challengers
 
     report = evaluate_challengers(
-        {"sft": tiny_model, "grpo": tmp_path / "run" / "model"},
-        grpo_run=tmp_path / "run",
+        {"sft": tiny_model},
+        grpo_runs={"grpo": tmp_path / "run"},
         instruction=CURRICULUM[1],
         seeds=(0, 1),
         total_nodes=200,
@@ -60,7 +60,8 @@ def test_grpo_step_on_optiscribe_writes_scip_reward_metrics(optiscribe_dataset, 
     assert grpo["valid_rate"] == grpo["feasibility_rate"] == 0.0 and sum(grpo["refusals"].values()) == 2
     assert grpo["mean_reward"] == -0.5 and 0 < scripted["median_reward"] <= 1  # the GRPO reward of each answer
     assert report["vs_sft"]["grpo"]["median_nodes_ratio"] is None  # neither model has a feasible instance
-    assert report["grpo_run"]["reward_curve"] == [{"step": 1, "reward": -0.5, "reward_std": 0.0}]
+    assert report["grpo_runs"]["grpo"]["reward_curve"] == [{"step": 1, "reward": -0.5, "reward_std": 0.0}]
+    assert report["models"]["grpo"] == str(tmp_path / "run" / "model")
     assert report["seeds"] == [0, 1] and report["scip"]["total_nodes"] == 200
 
 
@@ -69,7 +70,7 @@ def test_challenger_bench_refuses_a_missing_run_folder_in_one_line(tmp_path) -> 
 
     from synth.cli.app import app
 
-    args = ["bench", "optiscribe-challenger", "--grpo-run", str(tmp_path / "nope"), "-o", str(tmp_path / "r.json")]
+    args = ["bench", "optiscribe-challenger", "--grpo-run", f"grpo={tmp_path / 'nope'}", "-o", str(tmp_path / "r.json")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "not a GRPO run folder (no metrics.jsonl)" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "r.json").exists()
