@@ -29,6 +29,11 @@ def test_vectorised_verdict_filter_decides_like_the_row_by_row_filter(rows):
     assert step.keep_frame(frame).to_dicts() == Filter.keep_frame(step, frame).to_dicts()
 
 
+def test_verdict_filter_without_verifiers_keeps_every_row():
+    decisions = VerdictFilter(name="verdict", verifiers=()).keep_frame(pl.DataFrame({"n": [1, 2]}))
+    assert decisions.to_dicts() == [{"reason": None, "detail": None}] * 2
+
+
 def test_verdict_filter_names_the_first_failing_verifier_and_its_reasons():
     rows = [
         {"verdict_a": {"passed": True, "reasons": [], "scores": None}, "verdict_b": None, "n": 1},
