@@ -110,10 +110,11 @@ def optiscribe_challenger_command(
     total_nodes: int = typer.Option(1000, "--total-nodes", min=1, help="SCIP node cap of every solve."),
     time_limit: float = typer.Option(20.0, "--time-limit", min=1, help="SCIP wall-clock safety cap per solve (s)."),
     max_tokens: int = typer.Option(128, "--max-tokens", min=1, help="Tokens per answer."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Models' sampling (0 = greedy)."),
     scripted: bool = typer.Option(True, "--scripted/--no-scripted", help="Also run the scripted challenger."),
     out: Path = typer.Option(Path("docs/bench/optiscribe-llm-challenger.json"), "--out", "-o", help="JSON report."),
 ) -> None:
-    """Median SCIP nodes, post-cut gap and feasibility of challenger models (greedy) vs the scripted challenger."""
+    """Median SCIP nodes, post-cut gap and feasibility of challenger models vs the scripted challenger."""
     from synth.trainers.grpo.optiscribe_eval import BENCH_INSTRUCTION, evaluate_challengers
 
     report = evaluate_challengers(
@@ -124,6 +125,7 @@ def optiscribe_challenger_command(
         total_nodes=total_nodes,
         time_limit=time_limit,
         max_tokens=max_tokens,
+        temperature=temperature,
         include_scripted=scripted,
     )
     text = json.dumps(report, indent=2, sort_keys=True)

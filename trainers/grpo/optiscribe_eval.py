@@ -1,8 +1,9 @@
 """The LLM challenger bench: models (SFT, GRPO) vs the scripted challenger on one instruction, same seeds.
 
 Each policy answers `instruction` once per instance seed through the LLM backend protocol: local models on the
-transformers backend, greedy (the same answer for every seed; the instance differs by seed), and the scripted
-challenger (`scripted_challenger_policy`, one draw per seed). Requests carry the challenger's system prompt and
+transformers backend, greedy by default (the same answer for every seed; the instance differs by seed) or
+sampled at `temperature` (one draw per seed), and the scripted challenger (`scripted_challenger_policy`, one draw
+per seed). Requests carry the challenger's system prompt and
 the instruction only, as in SFT and GRPO (no schema note). Every answer is validated by `read_challenger_answer`;
 valid specs are built with the seed and solved under the same SCIP settings (`evaluate_specs`). Per policy: valid
 rate, refusals by code, the GRPO reward of each answer (median, mean), feasibility, median nodes and post-cut gap,
@@ -45,13 +46,19 @@ def read_reward_curve(run: Path) -> list[dict[str, float]]:
     return curve
 
 
-def _answers(backend: Any, instruction: str, seeds: Sequence[int], *, model: str, max_tokens: int) -> list[str]:
+def _answers(
+    backend: Any, instruction: str, seeds: Sequence[int], *, model: str, max_tokens: int, temperature: float
+) -> list[str]:
     from synth.core.llm import SamplingParams
     from synth.generators.optiscribe.llm import challenger_request
 
     requests = [
         replace(
-            challenger_request(instruction, model=model, sampling=SamplingParams(max_tokens=max_tokens, seed=seed)),
+            challenger_request(
+                instruction,
+                model=model,
+                sampling=SamplingParams(max_tokens=max_tokens, seed=seed, temperature=temperature),
+            ),
             schema=None,
         )
         for seed in seeds
@@ -109,6 +116,7 @@ def evaluate_challengers(
     time_limit: float = 20.0,
     scip_seed: int = 0,
     max_tokens: int = 128,
+    temperature: float = 0.0,
     include_scripted: bool = True,
     workers: int = 1,
 ) -> dict[str, Any]:
@@ -143,12 +151,13 @@ def evaluate_challengers(
     policies: dict[str, Any] = {}
     for name, backend in backends.items():
         began = time.perf_counter()
-        answers = _answers(backend, instruction, seeds, model=name, max_tokens=max_tokens)
+        answers = _answers(backend, instruction, seeds, model=name, max_tokens=max_tokens, temperature=temperature)
         policies[name] = evaluate_answers(answers, seeds, instruction=instruction, scip=scip, workers=workers)
         policies[name]["seconds"] = round(time.perf_counter() - began, 2)
     report: dict[str, Any] = {
         "instruction": instruction,
         "seeds": list(seeds),
+        "temperature": temperature,
         "scip": scip.to_dict(),
         "models": {name: str(folder) for name, folder in models.items()},
         "policies": policies,
