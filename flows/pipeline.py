@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,15 @@ def _import_runner(module: str, name: str, runner: str) -> Any:
         raise MissingDependencyError(msg) from None
 
 
+def flow_heartbeat(seconds: int | None) -> AbstractContextManager[Any]:
+    """Prefect settings for the flow runs started inside the block: a heartbeat every `seconds`, or none.
+
+    Prefect 3.9's heartbeat thread sleeps in 1 s steps and is joined when each flow run ends (0-1 s a run); a run in
+    the calling process reports its own failure, so synth sends none unless `execution.heartbeat_seconds` asks.
+    """
+    return temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: seconds})
+
+
 def run_prefect(
     config: PipelineConfig,
     out: str | Path,
@@ -126,8 +136,7 @@ def run_prefect(
     )
     configured = synth_pipeline_flow.with_options(task_runner=runner)
     all_shards = set(range(config.shards))
-    # Prefect 3.9's heartbeat thread sleeps in 1 s steps and is joined when the flow run ends: 0-1 s per run.
-    with temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: config.execution.heartbeat_seconds}):
+    with flow_heartbeat(config.execution.heartbeat_seconds):
         result = configured(config.model_dump(mode="json"), str(out), overwrite)
     executed = list(result["executed"])
     if on_flow_run is not None:

@@ -32,7 +32,7 @@ def run_stages_prefect(
     workers: int | None = None,
 ) -> StagesSummary:
     """Run the stages as subflows of one `synth-stages` flow and return the local engine's summary."""
-    from synth.flows.pipeline import make_task_runner, synth_pipeline_flow
+    from synth.flows.pipeline import flow_heartbeat, make_task_runner, synth_pipeline_flow
 
     def run_generate(stage: Stage, target: Path, changed: bool) -> dict[str, Any]:
         execution = stage.config.execution
@@ -49,7 +49,8 @@ def run_stages_prefect(
     def synth_stages_flow() -> StagesSummary:
         return run_stages(plan, out, run_generate=run_generate, run_atomic=_atomic_subflow(config, plan.source))
 
-    return synth_stages_flow()
+    with flow_heartbeat(plan.execution.heartbeat_seconds):
+        return synth_stages_flow()
 
 
 def _atomic_subflow(config: dict[str, Any], source: str) -> Any:
