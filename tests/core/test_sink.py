@@ -157,3 +157,48 @@ def test_an_out_that_is_a_file_is_refused(tmp_path, toy_payload):
     out.write_text("x", encoding="utf-8")
     with pytest.raises(OutputDirError, match="is a file, not a directory"):
         run_local(parse_config(toy_payload), out)
+
+
+def test_write_behind_keeps_order_and_finishes_every_write_before_the_block_ends():
+    from synth.core.sink import WriteBehind
+
+    written: list[int] = []
+    with WriteBehind(depth=2) as writes:
+        for value in range(50):
+            writes.submit(written.append, value)
+    assert written == list(range(50))
+
+
+def test_a_failed_background_write_raises_in_the_caller_and_later_writes_do_not_run():
+    from synth.core.sink import WriteBehind
+
+    written: list[int] = []
+
+    def write(value: int) -> None:
+        if value == 3:
+            raise OSError(errno.ENOSPC, "No space left on device", "shard.parquet")
+        written.append(value)
+
+    with pytest.raises(OSError) as info, WriteBehind(depth=1) as writes:
+        for value in range(10):
+            writes.submit(write, value)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "shard.parquet"
+    assert written == [0, 1, 2]
+
+
+def test_the_blocks_own_error_wins_and_writes_in_flight_still_finish():
+    import threading
+
+    from synth.core.sink import WriteBehind
+
+    release, written = threading.Event(), []
+
+    def slow_write(value: int) -> None:
+        release.wait()
+        written.append(value)
+
+    with pytest.raises(KeyError), WriteBehind(depth=2) as writes:
+        writes.submit(slow_write, 1)
+        release.set()
+        raise KeyError("generator failed")
+    assert written == [1]
