@@ -3,9 +3,10 @@
 Each policy answers `instruction` once per instance seed through the LLM backend protocol: local models on the
 transformers backend, greedy by default (the same answer for every seed; the instance differs by seed) or
 sampled at `temperature` (one draw per seed), and the scripted challenger (`scripted_challenger_policy`, one draw
-per seed). Requests carry the challenger's system prompt and
-the instruction only, as in SFT and GRPO (no schema note). Every answer is validated by `read_challenger_answer`;
-valid specs are built with the seed and solved under the same SCIP settings (`evaluate_specs`). Per policy: valid
+per seed). Requests carry the challenger's system prompt and the instruction only, as in SFT and GRPO (no schema
+note). Every answer is validated as the GRPO reward validates it (`read_challenger_answer`; LP text must also have
+the asked sizes and density); valid specs are built with the seed and solved under the same SCIP settings
+(`evaluate_specs`), LP answers solved as written. Per policy: valid
 rate, refusals by code, the GRPO reward of each answer (median, mean), feasibility, median nodes and post-cut gap,
 node deciles (`summarise_group`); then each model's ratios of the medians to the `sft` model's, and the GRPO
 run's reward curve (its `metrics.jsonl`).
@@ -66,6 +67,44 @@ def _answers(
     return [result.texts[0] for result in backend.generate(requests)]
 
 
+def _read_answer(text: str, *, instruction: str, request: Any) -> Any:
+    """`read_challenger_answer`, and (as the GRPO reward does) an LP answer must have the asked sizes and density."""
+    from synth.generators.optiscribe.llm import ChallengerAnswer, read_challenger_answer
+    from synth.validators.optiscribe.reading import read_model_text
+    from synth.validators.optiscribe.structure import instruction_violations, measure_structure
+
+    answer = read_challenger_answer(text, instruction=instruction)
+    if answer.reason is None and answer.model_text is not None:
+        outside = instruction_violations(
+            measure_structure(read_model_text(answer.model_text), request.family), request.asked()
+        )
+        if outside:
+            return ChallengerAnswer(reason=f"LP ignores the instruction: {outside[0]}", code="ignores_instruction")
+    return answer
+
+
+def _lp_result(text: str, *, request: Any, scip: Any) -> dict[str, Any]:
+    """An LP answer solved as written, in `evaluate_specs`' result shape (its sizes were checked when read)."""
+    from synth.validators.optiscribe.difficulty import effort_violations
+    from synth.validators.optiscribe.scip import solve_model_text
+
+    stats = solve_model_text(text, settings=scip)
+    in_band = not effort_violations(request.effort(), status=stats.status, nodes=stats.nodes)
+    return {
+        "built": True,
+        "feasible": stats.feasible,
+        "followed": in_band,
+        "in_band": in_band,
+        "nodes": stats.nodes,
+        "postcut_gap": stats.postcut_gap,
+        "gap": stats.gap,
+        "status": stats.status,
+        "wall_seconds": stats.wall_seconds,
+        "deterministic_time": stats.deterministic_time,
+        "variables": stats.variables,
+    }
+
+
 def evaluate_answers(
     answers: Sequence[str],
     seeds: Sequence[int],
@@ -75,23 +114,27 @@ def evaluate_answers(
     refused: float = -0.5,
     workers: int = 1,
 ) -> dict[str, Any]:
-    """Validate, build, solve and summarise one policy's answers (one per seed); `rewards` are the GRPO reward's
-    (`optiscribe_scip` with the node cap = `scip.total_nodes`; a refused answer gets `refused`)."""
+    """Validate, build (a spec, with its seed) or take (LP text), solve and summarise one policy's answers (one per
+    seed); the rewards are the GRPO reward's (`optiscribe_scip` with the node cap = `scip.total_nodes`; a refused
+    answer gets `refused`)."""
     from synth.generators.optiscribe.bench import evaluate_specs, summarise_group
-    from synth.generators.optiscribe.llm import read_challenger_answer
     from synth.validators.optiscribe.grammar import parse_instruction
     from synth.validators.optiscribe.reward import RewardSettings, request_reward
 
     request = parse_instruction(instruction)
-    read = [read_challenger_answer(text, instruction=instruction) for text in answers]
+    read = [_read_answer(text, instruction=instruction, request=request) for text in answers]
     specs = [a.spec if a.reason is None else None for a in read]
     results = evaluate_specs(specs, seeds, request=request, scip=scip, crosscheck=None, workers=workers)
+    for index, answer in enumerate(read):
+        if answer.reason is None and answer.model_text is not None:
+            results[index] = _lp_result(answer.model_text, request=request, scip=scip)
     settings = RewardSettings(node_cap=scip.total_nodes)
     rewards = [request_reward(r, request.effort(), settings) if r["built"] else refused for r in results]
     summary = summarise_group(results)
     distinct = list(dict.fromkeys(answers))
     return {
-        "valid_rate": sum(s is not None for s in specs) / len(specs) if specs else 0.0,
+        "valid_rate": sum(a.reason is None for a in read) / len(read) if read else 0.0,
+        "lp_answers": sum(a.reason is None and a.model_text is not None for a in read),
         "refusals": dict(sorted(Counter(a.code for a in read if a.reason is not None).items())),
         "median_reward": statistics.median(rewards) if rewards else None,
         "mean_reward": round(statistics.fmean(rewards), 6) if rewards else None,
