@@ -66,3 +66,15 @@ def test_tiny_sft_run_scores_held_out_specs(optiscribe_dataset: Path, tmp_path: 
 
     tokens = AutoTokenizer.from_pretrained(tmp_path / "m").tokenize("with 14 nodes")
     assert tokens[-3:-1] == ["1", "4"]  # digits one per token: the size is spelt the same in the answer
+
+
+def test_a_dataset_of_another_domain_is_refused_in_one_line(tmp_path: Path) -> None:
+    from synth_datasets import write_synth_dataset
+
+    from synth.core.errors import InputError
+    from synth.trainers.sft.train import train_sft
+
+    other = write_synth_dataset(tmp_path / "lob", [{"x": 1}], domain="lob")
+    with pytest.raises(InputError, match="SFT needs a 'toolforge' or 'marco' or 'optiscribe' dataset") as error:
+        train_sft(other, out=tmp_path / "m", steps=1)
+    assert "\n" not in str(error.value) and not (tmp_path / "m").exists()
