@@ -31,7 +31,7 @@ from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reward import is_trivial
-from synth.validators.optiscribe.scip import ScipSettings
+from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
@@ -55,6 +55,23 @@ SMALL_BENCH_INSTRUCTIONS: dict[str, str] = {  # the sizes tests use: every solve
     "max_cut": "a max-cut problem with 14 nodes, density 0.4",
 }
 DECILES = tuple(round(0.1 * k, 1) for k in range(1, 10))
+
+
+def solve_result(stats: ScipStats, *, followed: bool, in_band: bool) -> dict[str, Any]:
+    """One solved instance's entry in a bench's results: feasibility, instruction following and SCIP's effort."""
+    return {
+        "built": True,
+        "feasible": stats.feasible,
+        "followed": followed,
+        "in_band": in_band,
+        "nodes": stats.nodes,
+        "postcut_gap": stats.postcut_gap,
+        "gap": stats.gap,
+        "status": stats.status,
+        "wall_seconds": stats.wall_seconds,
+        "deterministic_time": stats.deterministic_time,
+        "variables": stats.variables,
+    }
 
 
 def evaluate_specs(
@@ -81,20 +98,8 @@ def evaluate_specs(
         stats = next(solved)
         measured = measure_structure(read_model_text(text), spec.family)
         in_band = not effort_violations(band, status=stats.status, nodes=stats.nodes)
-        result: dict[str, Any] = {
-            "built": True,
-            "feasible": stats.feasible,
-            "followed": not instruction_violations(measured, request.asked()) and in_band,
-            "in_band": in_band,
-            "nodes": stats.nodes,
-            "postcut_gap": stats.postcut_gap,
-            "gap": stats.gap,
-            "status": stats.status,
-            "wall_seconds": stats.wall_seconds,
-            "deterministic_time": stats.deterministic_time,
-            "variables": stats.variables,
-            "knobs": dict(spec.knobs),
-        }
+        followed = not instruction_violations(measured, request.asked()) and in_band
+        result = solve_result(stats, followed=followed, in_band=in_band) | {"knobs": dict(spec.knobs)}
         if crosscheck is not None:
             check = crosscheck_model_text(text, settings=crosscheck)
             reason = agreement(

@@ -85,24 +85,13 @@ def _read_answer(text: str, *, instruction: str, request: Any) -> Any:
 
 def _lp_result(text: str, *, request: Any, scip: Any) -> dict[str, Any]:
     """An LP answer solved as written, in `evaluate_specs`' result shape (its sizes were checked when read)."""
+    from synth.generators.optiscribe.bench import solve_result
     from synth.validators.optiscribe.difficulty import effort_violations
     from synth.validators.optiscribe.scip import solve_model_text
 
     stats = solve_model_text(text, settings=scip)
     in_band = not effort_violations(request.effort(), status=stats.status, nodes=stats.nodes)
-    return {
-        "built": True,
-        "feasible": stats.feasible,
-        "followed": in_band,
-        "in_band": in_band,
-        "nodes": stats.nodes,
-        "postcut_gap": stats.postcut_gap,
-        "gap": stats.gap,
-        "status": stats.status,
-        "wall_seconds": stats.wall_seconds,
-        "deterministic_time": stats.deterministic_time,
-        "variables": stats.variables,
-    }
+    return solve_result(stats, followed=in_band, in_band=in_band)
 
 
 def evaluate_answers(
