@@ -307,6 +307,9 @@ def dasa_command(
     base_hidden: int = typer.Option(96, "--base-hidden", min=8, help="Hidden size of the tiny base LM."),
     threads: int = typer.Option(1, "--threads", min=1, help="torch threads (1 suits a shared CPU)."),
     dasa: str = typer.Option("{}", "--dasa", help='DASA settings overrides as JSON, e.g. \'{"target": "one-step"}\'.'),
+    quality_task: str = typer.Option(
+        "shift", "--quality-task", help="Task given time-to-quality snapshots ('none': skip them)."
+    ),
 ) -> None:
     """Exact match after matched LoRA on source text, a subset, DASA, GRADMM and random rows; synthesis cost."""
     from dataclasses import fields
@@ -348,6 +351,7 @@ def dasa_command(
         base_hidden=base_hidden,
         threads=threads,
         dasa=settings,
+        quality_task=None if quality_task == "none" else quality_task,
         on_progress=lambda partial: out.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8"),
     )
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

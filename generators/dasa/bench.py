@@ -386,6 +386,7 @@ def _bench_report(
             "paired": {
                 "dasa_minus_start_rows": paired(scores["dasa"], scores["dasa_start_rows"]),
                 "dasa_minus_source_subset": paired(scores["dasa"], scores["source_subset"]),
+                "start_rows_minus_source_subset": paired(scores["dasa_start_rows"], scores["source_subset"]),
                 "gradmm_minus_random": paired(scores["gradmm"], scores["random"]),
                 "gradmm_minus_source_subset": paired(scores["gradmm"], scores["source_subset"]),
             },

@@ -7,7 +7,8 @@ maximise the alignment of the update they induce with it, plus an embedding-norm
 the byte model most ids were never trained and sit at a third of the used tokens' norm, so a vocabulary mean pulled
 every row towards a smaller norm than any token it started from). Synthetic rows start from source rows' token
 embeddings and keep their labels and attention masks (random initialisation does far worse, per the note's
-prototype).
+prototype); which source rows: a seeded draw (`init="source"`) or a k-center cover of the source in the reference's
+hidden-state space (`init="coverage"`, `farthest_first`).
 
 Which desired update (`target`):
 - `one-step`: D = −G_src at the frozen reference θ₀ (the note's default; one state, k = 0).
@@ -58,7 +59,9 @@ class DasaSettings:
     `source_batch` set the short LoRA run on the source rows behind `trajectory` and `states` (the downstream LoRA
     settings by default), `states` how many points of it `states` matches at. `self-states` runs `rounds` LoRA runs
     (source_rank/lr/batch) on the synthetic rows and matches at their steps `state_steps`. `optimise="prompt"` moves
-    only the bos+prompt positions and keeps the response inputs on their tokens.
+    only the bos+prompt positions and keeps the response inputs on their tokens. `init` picks the start rows:
+    `source` a seeded random draw of source rows, `coverage` source rows chosen by farthest-point (k-center) selection
+    over the reference's mean hidden state per row (from a seeded first row), `random` Gaussian embeddings.
     """
 
     steps: int = 60
@@ -68,7 +71,7 @@ class DasaSettings:
     rank: int = 8
     groups: int = 1
     targets: tuple[str, ...] = LORA_TARGETS
-    init: Literal["source", "random"] = "source"
+    init: Literal["source", "coverage", "random"] = "source"
     target: Literal["one-step", "trajectory", "states", "self-states"] = "one-step"
     states: int = 4
     rounds: int = 3
@@ -141,6 +144,48 @@ def pick_rows(members: torch.Tensor, count: int, *, generator: torch.Generator) 
     return torch.cat(picks)[:count]
 
 
+def pick_rows_by_draw(members: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
+    """`init="source"`: a seeded random draw (`pick_rows`)."""
+    return pick_rows(members, count, generator=generator)
+
+
+def row_features(model: Any, weight: torch.Tensor, batch: SourceBatch) -> torch.Tensor:
+    """One vector per source row: the reference model's last hidden state averaged over the row's real positions."""
+    with torch.no_grad():
+        out = model(inputs_embeds=weight[batch.ids], attention_mask=batch.mask, output_hidden_states=True)
+    mask = batch.mask[..., None].to(out.hidden_states[-1].dtype)
+    return (out.hidden_states[-1] * mask).sum(1) / mask.sum(1)
+
+
+def farthest_first(features: torch.Tensor, count: int, *, first: int) -> torch.Tensor:
+    """Indices of `count` rows of `features` by greedy k-center (farthest-point) selection from row `first`: each
+    next row is the one farthest (Euclidean) from those already chosen; past all rows the order repeats."""
+    n = len(features)
+    distance = torch.cdist(features, features)
+    order = [first]
+    nearest = distance[first].clone()
+    for _ in range(min(count, n) - 1):
+        nearest[order] = -1.0
+        order.append(int(nearest.argmax()))
+        nearest = torch.minimum(nearest, distance[order[-1]])
+    return torch.tensor(order, dtype=torch.long).repeat(-(-count // len(order)))[:count]
+
+
+def coverage_chooser(features: torch.Tensor) -> Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]:
+    """`init="coverage"`: the start rows by `farthest_first` over the group's `features`, from a seeded first row."""
+
+    def choose(members: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
+        first = int(torch.randint(len(members), (1,), generator=generator))
+        return members[farthest_first(features[members], count, first=first)]
+
+    return choose
+
+
+def max_distance_to(features: torch.Tensor, chosen: torch.Tensor) -> float:
+    """The coverage radius: the largest distance from any row of `features` to its nearest `chosen` row."""
+    return float(torch.cdist(features, features[chosen]).min(dim=1).values.max())
+
+
 def token_norm(weight: torch.Tensor, batch: SourceBatch) -> torch.Tensor:
     """ρ̄: the mean norm of the token embeddings at the source rows' real positions."""
     return weight[batch.ids[batch.mask.bool()]].norm(dim=-1).mean()
@@ -172,8 +217,12 @@ def plan_groups(  # type: ignore[no-untyped-def]
     rank: int,
     seed: int,
     generator: torch.Generator,
+    with_targets: bool = True,
+    choose: Callable[[torch.Tensor, int, torch.Generator], torch.Tensor] = pick_rows_by_draw,
 ) -> Iterator[tuple[int, torch.Tensor, Any]]:
-    """Each group's share of the `m` rows, spread evenly: (group, source rows to start from, its desired update).
+    """Each group's share of the `m` rows, spread evenly: (group, source rows to start from, its desired update at
+    θ₀, or None without `with_targets`: `self-states` takes its own at every state). `choose(members, count,
+    generator)` picks the start rows.
 
     Lazy, so each group's update is computed after the previous group was optimised (the RNG order callers rely on).
     """
@@ -181,17 +230,21 @@ def plan_groups(  # type: ignore[no-untyped-def]
         count = m // groups + (1 if g < m % groups else 0)
         if count == 0:
             continue
-        targets = desired_update(
-            model,
-            modules,
-            weight[batch.ids[members]],
-            batch.labels[members],
-            batch.mask[members],
-            space=space,
-            rank=rank,
-            seed=seed + 1000 * g,
+        targets = (
+            desired_update(
+                model,
+                modules,
+                weight[batch.ids[members]],
+                batch.labels[members],
+                batch.mask[members],
+                space=space,
+                rank=rank,
+                seed=seed + 1000 * g,
+            )
+            if with_targets
+            else None
         )
-        yield g, pick_rows(members, count, generator=generator), targets
+        yield g, choose(members, count, generator), targets
 
 
 def synthesize_dasa(
@@ -225,6 +278,10 @@ def synthesize_dasa(
             rank=settings.rank,
             seed=seed,
             generator=generator,
+            with_targets=settings.target != "self-states",
+            choose=coverage_chooser(row_features(model, weight, batch))
+            if settings.init == "coverage"
+            else pick_rows_by_draw,
         )
         for g, rows, targets in plans:
             count = len(rows)
@@ -246,6 +303,7 @@ def synthesize_dasa(
                     on_step=record,
                 )
             else:
+                assert targets is not None
                 states = group_states(reference, modules, weight, batch, g, targets, settings=settings, seed=seed)
                 embeds, start, end, losses = optimise_group(
                     model,

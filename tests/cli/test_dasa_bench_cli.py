@@ -42,3 +42,22 @@ def test_bad_arguments_are_one_line_and_write_nothing(tmp_path, args, message):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.output
     assert not out.exists() and not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(("given", "passed"), [([], "shift"), (["--quality-task", "none"], None)])
+def test_quality_task_reaches_the_bench_and_none_skips_the_snapshots(tmp_path, monkeypatch, given, passed):
+    from synth.generators.dasa import bench
+
+    seen = {}
+
+    def fake(**kwargs):
+        seen.update(kwargs)
+        return {"per_task": {}}
+
+    monkeypatch.setattr(bench, "run_dasa_bench", fake)
+    out = tmp_path / "report.json"
+    args = ["bench", "dasa", "--out", str(out), "--dasa", '{"init": "coverage"}', *given]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert seen["quality_task"] == passed and seen["dasa"].init == "coverage"
+    assert out.is_file()

@@ -86,3 +86,41 @@ def test_snapshots_keep_the_rows_after_k_steps_with_growing_times(reference):
         synthesize.synthesize_dasa(
             reference, source, m=2, settings=synthesize.DasaSettings(steps=1, groups=2), seed=0, snapshots=(1,)
         )
+
+
+def test_farthest_first_picks_the_farthest_row_each_time_and_repeats_past_all_rows():
+    points = torch.tensor([[0.0], [1.0], [10.0], [4.0]])
+    assert synthesize.farthest_first(points, 3, first=0).tolist() == [0, 2, 3]
+    assert synthesize.farthest_first(points, 6, first=1).tolist() == [1, 2, 3, 0, 1, 2]
+
+
+def test_coverage_start_rows_cover_the_source_better_than_a_draw_and_are_deterministic_per_seed(reference):
+    source = make_pairs("cipher", 64, seed=0)
+    model, _, weight = synthesize.frozen_reference(reference, targets=("q_proj",))
+    batch = synthesize.encode_source(reference, source, groups=1, seed=0)
+    features = synthesize.row_features(model, weight, batch)
+
+    def start_rows(init, seed):
+        settings = synthesize.DasaSettings(steps=0, groups=1, init=init)
+        return synthesize.synthesize_dasa(reference, source, m=8, settings=settings, seed=seed).source_index
+
+    for seed in (0, 1, 2):
+        cover, draw = start_rows("coverage", seed), start_rows("source", seed)
+        assert len(set(cover)) == 8
+        radius = synthesize.max_distance_to(features, torch.tensor(cover))
+        assert radius < synthesize.max_distance_to(features, torch.tensor(draw))
+    assert start_rows("coverage", 3) == start_rows("coverage", 3)
+    assert start_rows("coverage", 3) != start_rows("coverage", 4)
+
+
+def test_self_states_takes_no_update_at_the_reference_besides_its_states(reference, monkeypatch):
+    calls = []
+    real = synthesize.desired_update
+    monkeypatch.setattr(synthesize, "desired_update", lambda *a, **k: calls.append(1) or real(*a, **k))
+    source = make_pairs("shift", 8, seed=0)
+    settings = synthesize.DasaSettings(steps=1, groups=1, target="self-states", rounds=1, state_steps=(0, 2))
+    synthesize.synthesize_dasa(reference, source, m=2, settings=settings, seed=0)
+    assert len(calls) == 2  # one per state of the single round; none for an unused θ₀ target
+    calls.clear()
+    synthesize.synthesize_dasa(reference, source, m=2, settings=synthesize.DasaSettings(steps=1, groups=1), seed=0)
+    assert len(calls) == 1  # one-step still takes its θ₀ target
