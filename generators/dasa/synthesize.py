@@ -8,7 +8,7 @@ the byte model most ids were never trained and sit at a third of the used tokens
 every row towards a smaller norm than any token it started from). Synthetic rows start from source rows' token
 embeddings and keep their labels and attention masks (random initialisation does far worse, per the note's
 prototype); which source rows: a seeded draw (`init="source"`) or a k-center cover of the source in the reference's
-hidden-state space (`init="coverage"`, `farthest_first`).
+hidden-state space (`init="coverage"`, `farthest_first`) or its k-means medoids (`init="medoids"`).
 
 Which desired update (`target`):
 - `one-step`: D = −G_src at the frozen reference θ₀ (the note's default; one state, k = 0).
@@ -61,7 +61,8 @@ class DasaSettings:
     (source_rank/lr/batch) on the synthetic rows and matches at their steps `state_steps`. `optimise="prompt"` moves
     only the bos+prompt positions and keeps the response inputs on their tokens. `init` picks the start rows:
     `source` a seeded random draw of source rows, `coverage` source rows chosen by farthest-point (k-center) selection
-    over the reference's mean hidden state per row (from a seeded first row), `random` Gaussian embeddings.
+    over the reference's mean hidden state per row (from a seeded first row), `medoids` the rows nearest the centroids
+    of a seeded k-means in that space, `random` Gaussian embeddings.
     """
 
     steps: int = 60
@@ -71,7 +72,7 @@ class DasaSettings:
     rank: int = 8
     groups: int = 1
     targets: tuple[str, ...] = LORA_TARGETS
-    init: Literal["source", "coverage", "random"] = "source"
+    init: Literal["source", "coverage", "medoids", "random"] = "source"
     target: Literal["one-step", "trajectory", "states", "self-states"] = "one-step"
     states: int = 4
     rounds: int = 3
@@ -171,12 +172,54 @@ def farthest_first(features: torch.Tensor, count: int, *, first: int) -> torch.T
     return torch.tensor(order, dtype=torch.long).repeat(-(-count // len(order)))[:count]
 
 
-def coverage_chooser(features: torch.Tensor) -> Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]:
-    """`init="coverage"`: the start rows by `farthest_first` over the group's `features`, from a seeded first row."""
+def kmeans_medoids(
+    features: torch.Tensor, count: int, generator: torch.Generator, iterations: int = 25
+) -> torch.Tensor:
+    """Indices of `count` rows of `features`: k-means (k-means++ seeding from `generator`, Lloyd steps until stable
+    or `iterations`), then per cluster the row nearest its centroid (distinct rows; past all rows the order repeats)."""
+    n = len(features)
+    k = min(count, n)
+    centres = [int(torch.randint(n, (1,), generator=generator))]
+    nearest = ((features - features[centres[0]]) ** 2).sum(1)
+    for _ in range(k - 1):
+        weights = nearest if float(nearest.sum()) > 0 else torch.ones(n)
+        centres.append(int(torch.multinomial(weights, 1, generator=generator)))
+        nearest = torch.minimum(nearest, ((features - features[centres[-1]]) ** 2).sum(1))
+    means = features[centres].clone()
+    for _ in range(iterations):
+        assign = torch.cdist(features, means).argmin(1)
+        moved = torch.stack([features[assign == j].mean(0) if (assign == j).any() else means[j] for j in range(k)])
+        if torch.equal(moved, means):
+            break
+        means = moved
+    assign = torch.cdist(features, means).argmin(1)
+    distance = torch.cdist(means, features)
+    free = torch.ones(n, dtype=torch.bool)
+    order = []
+    for j in range(k):
+        pool = free & (assign == j) if (free & (assign == j)).any() else free
+        row = int(distance[j].masked_fill(~pool, float("inf")).argmin())
+        order.append(row)
+        free[row] = False
+    return torch.tensor(order, dtype=torch.long).repeat(-(-count // k))[:count]
+
+
+def farthest_from_a_seeded_row(features: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
+    """`farthest_first` from a row drawn with `generator`."""
+    return farthest_first(features, count, first=int(torch.randint(len(features), (1,), generator=generator)))
+
+
+Selector = Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]
+SELECTORS: dict[str, Selector] = {"coverage": farthest_from_a_seeded_row, "medoids": kmeans_medoids}
+
+
+def feature_chooser(
+    features: torch.Tensor, select: Selector
+) -> Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]:
+    """Start rows chosen by `select` over the group members' `features` (`init="coverage"` / `"medoids"`)."""
 
     def choose(members: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
-        first = int(torch.randint(len(members), (1,), generator=generator))
-        return members[farthest_first(features[members], count, first=first)]
+        return members[select(features[members], count, generator)]
 
     return choose
 
@@ -279,8 +322,8 @@ def synthesize_dasa(
             seed=seed,
             generator=generator,
             with_targets=settings.target != "self-states",
-            choose=coverage_chooser(row_features(model, weight, batch))
-            if settings.init == "coverage"
+            choose=feature_chooser(row_features(model, weight, batch), SELECTORS[settings.init])
+            if settings.init in SELECTORS
             else pick_rows_by_draw,
         )
         for g, rows, targets in plans:

@@ -94,23 +94,39 @@ def test_farthest_first_picks_the_farthest_row_each_time_and_repeats_past_all_ro
     assert synthesize.farthest_first(points, 6, first=1).tolist() == [1, 2, 3, 0, 1, 2]
 
 
-def test_coverage_start_rows_cover_the_source_better_than_a_draw_and_are_deterministic_per_seed(reference):
+def test_kmeans_medoids_take_the_row_nearest_each_cluster_centre():
+    points = torch.tensor([[0.0], [0.1], [0.3], [10.0], [10.2], [10.3], [20.0], [20.1], [20.2]])
+    for seed in range(5):
+        chosen = synthesize.kmeans_medoids(points, 3, torch.Generator().manual_seed(seed))
+        assert sorted(chosen.tolist()) == [1, 4, 7]  # nearest the centres 0.13, 10.17, 20.1
+    many = synthesize.kmeans_medoids(points, 12, torch.Generator().manual_seed(0)).tolist()
+    assert sorted(many[:9]) == list(range(9)) and many[9:] == many[:3]
+
+
+@pytest.mark.parametrize(("init", "radius"), [("coverage", "max"), ("medoids", "mean")])
+def test_feature_start_rows_cover_the_source_better_than_a_draw_and_are_deterministic_per_seed(reference, init, radius):
+    """`coverage` lowers the largest distance from a source row to its nearest start row, `medoids` the mean one."""
     source = make_pairs("cipher", 64, seed=0)
     model, _, weight = synthesize.frozen_reference(reference, targets=("q_proj",))
     batch = synthesize.encode_source(reference, source, groups=1, seed=0)
     features = synthesize.row_features(model, weight, batch)
 
-    def start_rows(init, seed):
-        settings = synthesize.DasaSettings(steps=0, groups=1, init=init)
+    def start_rows(how, seed):
+        settings = synthesize.DasaSettings(steps=0, groups=1, init=how)
         return synthesize.synthesize_dasa(reference, source, m=8, settings=settings, seed=seed).source_index
 
+    def spread(rows):
+        chosen = torch.tensor(rows)
+        if radius == "max":
+            return synthesize.max_distance_to(features, chosen)
+        return float(torch.cdist(features, features[chosen]).min(dim=1).values.mean())
+
     for seed in (0, 1, 2):
-        cover, draw = start_rows("coverage", seed), start_rows("source", seed)
-        assert len(set(cover)) == 8
-        radius = synthesize.max_distance_to(features, torch.tensor(cover))
-        assert radius < synthesize.max_distance_to(features, torch.tensor(draw))
-    assert start_rows("coverage", 3) == start_rows("coverage", 3)
-    assert start_rows("coverage", 3) != start_rows("coverage", 4)
+        chosen = start_rows(init, seed)
+        assert len(set(chosen)) == 8
+        assert spread(chosen) < spread(start_rows("source", seed))
+    assert start_rows(init, 3) == start_rows(init, 3)
+    assert start_rows(init, 3) != start_rows(init, 4)
 
 
 def test_self_states_takes_no_update_at_the_reference_besides_its_states(reference, monkeypatch):
