@@ -473,6 +473,7 @@ def optimise_self_states(  # type: ignore[no-untyped-def]
         raise ValueError(msg)
     labels, mask = batch.labels[rows], batch.mask[rows]
     embeds, start, end, losses, done = init, None, -2.0, [], 0
+    at_reference: list[State] = []  # step 0 of every run is θ₀ (LoRA B starts at 0): its target is taken once
     for r in range(settings.rounds):
         steps = settings.steps // settings.rounds + (1 if r < settings.steps % settings.rounds else 0)
         deltas = source_trajectory(
@@ -484,7 +485,10 @@ def optimise_self_states(  # type: ignore[no-untyped-def]
             batch_size=settings.source_batch,
             seed=seed + SELF_RUN_SEED + 100 * group + r,
         )
-        states = states_along(reference, modules, weight, batch, group, deltas, at, settings, seed)
+        fresh = at[1:] if at_reference else at
+        states = [*at_reference, *states_along(reference, modules, weight, batch, group, deltas, fresh, settings, seed)]
+        if at[0] == 0:
+            at_reference = states[:1]
 
         def seen(k: int, best: torch.Tensor, offset: int = done, first: bool = r == 0) -> None:
             if on_step is not None and (k or first):

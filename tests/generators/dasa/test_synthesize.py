@@ -129,14 +129,14 @@ def test_feature_start_rows_cover_the_source_better_than_a_draw_and_are_determin
     assert start_rows(init, 3) != start_rows(init, 4)
 
 
-def test_self_states_takes_no_update_at_the_reference_besides_its_states(reference, monkeypatch):
+def test_self_states_takes_the_update_at_the_reference_once(reference, monkeypatch):
     calls = []
     real = synthesize.desired_update
     monkeypatch.setattr(synthesize, "desired_update", lambda *a, **k: calls.append(1) or real(*a, **k))
     source = make_pairs("shift", 8, seed=0)
-    settings = synthesize.DasaSettings(steps=1, groups=1, target="self-states", rounds=1, state_steps=(0, 2))
+    settings = synthesize.DasaSettings(steps=2, groups=1, target="self-states", rounds=2, state_steps=(0, 2))
     synthesize.synthesize_dasa(reference, source, m=2, settings=settings, seed=0)
-    assert len(calls) == 2  # one per state of the single round; none for an unused θ₀ target
+    assert len(calls) == 3  # θ₀ (every run's step 0) once, step 2 once per round; no unused θ₀ target
     calls.clear()
     synthesize.synthesize_dasa(reference, source, m=2, settings=synthesize.DasaSettings(steps=1, groups=1), seed=0)
     assert len(calls) == 1  # one-step still takes its θ₀ target
