@@ -8,7 +8,9 @@ copy only. The prefix and gap are random runs of the dialogues' tokens of random
 the two copies varies and only a content-matching copy lowers the loss. An item is a `<SMILES> … </SMILES>` span
 of the dialogues when they have any (a molecule, or with probability `scramble` the same span with its
 characters resampled, so the model copies rather than recalls the training molecules), else a random window of a
-dialogue. Seeded: the same dialogues, spans, counts and seed give the same sequences and weights.
+dialogue. Seeded: the same dialogues, spans, counts and seed give the same sequences and weights. Measured on MARCO
+(300 BPQ sources, 2-layer LM, docs/bench/learning): the copy loss drops between steps 300 and 400 (batch 16, lr
+2e-3); 1,000 steps then 300 SFT steps give held-out first-answer validity 23/32 (2/32 with last session's warm-up).
 """
 
 from __future__ import annotations
