@@ -48,7 +48,7 @@ def score_first_answers(
 ) -> dict[str, Any]:
     """Greedy-decode each example's first answer: parse rate (a `<SMILES>` answer), validity and success rates."""
     from synth.trainers.grpo.marco_reward import grade_answer
-    from synth.trainers.sft.train import greedy_first_turn
+    from synth.trainers.sft.train import greedy_first_turn, held_out_rates
     from synth.validators.marco.answers import SMILES_PATTERN
 
     parsed = valid = success = 0
@@ -61,11 +61,4 @@ def score_first_answers(
         success += graded.success
         if len(samples) < 2:
             samples.append({"id": example.id, "generated": text[:300]})
-    n = len(examples)
-    return {
-        "rows": n,
-        "parse_rate": round(parsed / n, 6) if n else None,
-        "validity": round(valid / n, 6) if n else None,
-        "success_rate": round(success / n, 6) if n else None,
-        "samples": samples,
-    }
+    return held_out_rates(len(examples), samples, parse_rate=parsed, validity=valid, success_rate=success)

@@ -64,7 +64,7 @@ def score_first_specs(
     and success rate (its instance is feasible for SCIP, capped at `SCORE_TOTAL_NODES` nodes)."""
     from synth.generators.optiscribe.build import build_model_text
     from synth.generators.optiscribe.llm import read_challenger_answer
-    from synth.trainers.sft.train import greedy_first_turn
+    from synth.trainers.sft.train import greedy_first_turn, held_out_rates
     from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
 
     scip = ScipSettings(total_nodes=SCORE_TOTAL_NODES, time_limit=30.0)
@@ -81,11 +81,4 @@ def score_first_specs(
             success += solve_model_text(model_text, settings=scip).feasible
         if len(samples) < 2:
             samples.append({"id": example.id, "generated": text[:300], "refused": answer.code})
-    n = len(examples)
-    return {
-        "rows": n,
-        "parse_rate": round(parsed / n, 6) if n else None,
-        "validity": round(valid / n, 6) if n else None,
-        "success_rate": round(success / n, 6) if n else None,
-        "samples": samples,
-    }
+    return held_out_rates(len(examples), samples, parse_rate=parsed, validity=valid, success_rate=success)

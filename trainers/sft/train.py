@@ -113,14 +113,13 @@ def score_first_calls(
         exact += hit and call["arguments"] == example.first_arguments  # type: ignore[index]
         if len(samples) < 2:
             samples.append({"id": example.id, "expected_tool": example.first_tool, "generated": text[:300]})
-    n = len(examples)
-    return {
-        "rows": n,
-        "parse_rate": round(parsed / n, 6) if n else None,
-        "name_accuracy": round(named / n, 6) if n else None,
-        "exact_accuracy": round(exact / n, 6) if n else None,
-        "samples": samples,
-    }
+    return held_out_rates(len(examples), samples, parse_rate=parsed, name_accuracy=named, exact_accuracy=exact)
+
+
+def held_out_rates(rows: int, samples: list[dict[str, Any]], **counts: int) -> dict[str, Any]:
+    """A held-out score: the row count, each count as a share of the rows (None without rows), a few samples."""
+    rates = {name: round(count / rows, 6) if rows else None for name, count in counts.items()}
+    return {"rows": rows, **rates, "samples": samples}
 
 
 def score_held_out(
