@@ -59,10 +59,16 @@ def marco_policies_command(
         max_tokens=max_tokens,
         include_scripted=scripted,
     )
+    _write_report(out, report)
+    console.print_json(json.dumps({"policies": report["policies"], "paired": report["paired"]}))
+
+
+def _write_report(out: Path, report: dict[str, object]) -> str:
+    """Write `report` to `out` as sorted, indented JSON (creating its folder); return the text."""
     text = json.dumps(report, indent=2, sort_keys=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n", encoding="utf-8")
-    console.print_json(json.dumps({"policies": report["policies"], "paired": report["paired"]}))
+    return text
 
 
 def _named_models(values: list[str], *, option: str = "--model", what: str = "MODEL_DIR") -> dict[str, Path]:
@@ -92,9 +98,7 @@ def toolforge_bfcl_command(
     report = evaluate_bfcl_first_calls(
         _named_models(model), dataset, eval_rows=eval_rows, seed=seed, max_new_tokens=max_new_tokens
     )
-    text = json.dumps(report, indent=2, sort_keys=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n", encoding="utf-8")
+    text = _write_report(out, report)
     console.print_json(text)
 
 
@@ -128,9 +132,7 @@ def optiscribe_challenger_command(
         temperature=temperature,
         include_scripted=scripted,
     )
-    text = json.dumps(report, indent=2, sort_keys=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n", encoding="utf-8")
+    _write_report(out, report)
     keys = ("valid_rate", "feasibility_rate", "median_nodes", "median_postcut_gap", "mean_reward", "refusals")
     summary = {name: {k: p[k] for k in keys} for name, p in report["policies"].items()}
     console.print_json(json.dumps({"policies": summary, "vs_sft": report.get("vs_sft")}))

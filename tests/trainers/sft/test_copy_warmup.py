@@ -4,7 +4,6 @@ that learns to copy at a variable offset from them."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from random import Random
 
@@ -16,17 +15,6 @@ from synth.trainers.sft.tiny import build_tiny_model, build_tiny_tokenizer
 
 DIALOGUES = [EncodedDialogue(list(range(k * 100, k * 100 + 60)), [IGNORE] * 60, truncated=False) for k in range(3)]
 MOLECULES = ("CC(=O)Oc1ccccc1C(=O)O", "c1ccc2[nH]ccc2c1", "CN1CCC[C@H]1c1cccnc1")
-
-
-@pytest.fixture
-def one_thread() -> Iterator[None]:
-    """One torch thread: on a shared 2-core machine two threads fighting other jobs run several times slower."""
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def _labelled(item: EncodedDialogue) -> list[int]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,17 +75,6 @@ def write_dataset(root: Path, rows: list[dict[str, Any]], *, drop: str | None = 
     if drop:
         table = table.drop([drop])
     return write_synth_dataset(root, table, domain="toolforge")
-
-
-@pytest.fixture
-def one_thread() -> Iterator[None]:
-    """One torch thread: on a shared 2-core machine two threads fighting other jobs run several times slower."""
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 @pytest.fixture(scope="module")
