@@ -147,11 +147,16 @@ class Filter(Step):
 
     def keep_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Return string columns `reason` (null keeps the row, a code drops it) and `detail` (null or the values)."""
-        reasons: list[str | None] = []
-        details: list[str | None] = []
-        for row in frame.select(self.reads or frame.columns).iter_rows(named=True):
+        return self.decide_rows(frame, range(frame.height))
+
+    def decide_rows(self, frame: pl.DataFrame, positions: Sequence[int]) -> pl.DataFrame:
+        """`keep_frame`'s columns with `keep` asked for the rows at `positions` only; every other row is kept."""
+        reasons: list[str | None] = [None] * frame.height
+        details: list[str | None] = [None] * frame.height
+        rows = frame.select(self.reads or frame.columns)[list(positions)].iter_rows(named=True)
+        for position, row in zip(positions, rows, strict=True):
             decision = self.keep(row)
             kept, reason, detail = (decision, "dropped", "") if isinstance(decision, bool) else (*decision, "")[:3]
-            reasons.append(None if kept else check_reason_code(reason))
-            details.append(None if kept or not detail else detail)
+            if not kept:
+                reasons[position], details[position] = check_reason_code(reason), detail or None
         return pl.DataFrame({"reason": reasons, "detail": details}, schema={"reason": pl.String, "detail": pl.String})

@@ -26,25 +26,14 @@ class VerdictFilter(Filter):
     def keep_frame(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Vectorised: a null or passed verdict keeps the row; only failed rows are read one by one (`keep`)."""
         if not self.reads:  # a domain without verifiers: every row is kept
-            return pl.DataFrame(
-                {"reason": [None] * frame.height, "detail": [None] * frame.height},
-                schema={"reason": pl.String, "detail": pl.String},
-            )
+            return self.decide_rows(frame, [])
         failed = pl.any_horizontal(
             [
                 pl.col(column).is_not_null() & pl.col(column).struct.field("passed").not_().fill_null(True)
                 for column in self.reads
             ]
         )
-        positions = frame.select(pl.arg_where(failed)).to_series().to_list()
-        reasons: list[str | None] = [None] * frame.height
-        details: list[str | None] = [None] * frame.height
-        for position, row in zip(positions, frame[positions].iter_rows(named=True), strict=True):
-            decision = self.keep(row)
-            if not isinstance(decision, bool):
-                reasons[position] = decision[1]
-                details[position] = (decision[2] if len(decision) > 2 else "") or None
-        return pl.DataFrame({"reason": reasons, "detail": details}, schema={"reason": pl.String, "detail": pl.String})
+        return self.decide_rows(frame, frame.select(pl.arg_where(failed)).to_series().to_list())
 
     def keep(self, row: Mapping[str, Any]) -> Decision:
         for name in self.verifiers:
