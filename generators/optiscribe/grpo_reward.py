@@ -20,11 +20,9 @@ from typing import Any
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.llm import read_challenger_answer
 from synth.validators.optiscribe.grammar import parse_instruction
-from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.reward import RewardSettings, request_reward
 from synth.validators.optiscribe.scip import ScipSettings, solve_model_text
 from synth.validators.optiscribe.spec import SpecError
-from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
 
 def _text(value: Any) -> str:
@@ -64,13 +62,7 @@ def score_answer(
         return refused
     if answer.reason is not None:
         return refused
-    if answer.spec is not None:
-        model_text = build_model_text(answer.spec, seed=seed)
-    else:
-        model_text = answer.model_text or ""
-        measured = measure_structure(read_model_text(model_text), request.family)
-        if instruction_violations(measured, request.asked()):
-            return refused
+    model_text = build_model_text(answer.spec, seed=seed) if answer.spec is not None else answer.model_text or ""
     stats = solve_model_text(model_text, settings=scip)
     return request_reward(stats.to_dict(), request.effort(), reward)
 

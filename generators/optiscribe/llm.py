@@ -93,17 +93,22 @@ def _read_spec(text: str, request: InstanceRequest) -> ChallengerAnswer:
 
 
 def read_challenger_answer(text: str, *, instruction: str) -> ChallengerAnswer:
-    """Validate a challenger's answer to `instruction` before solving (bad instructions raise `SpecError`)."""
+    """Validate a challenger's answer to `instruction` before solving (bad instructions raise `SpecError`): a spec
+    must build inside the instruction, LP text must parse and have the asked sizes and density."""
     from synth.validators.optiscribe.reading import ModelTextError, read_model_text
+    from synth.validators.optiscribe.structure import instruction_violations, measure_structure
 
     request = parse_instruction(instruction)
     stripped = text.strip()
     if stripped.startswith("{"):
         return _read_spec(stripped, request)
     try:
-        read_model_text(text)
+        model = read_model_text(text)
     except ModelTextError as error:
         return ChallengerAnswer(reason=f"malformed LP: {error}", code="malformed_lp")
+    outside = instruction_violations(measure_structure(model, request.family), request.asked())
+    if outside:
+        return ChallengerAnswer(reason=f"LP ignores the instruction: {outside[0]}", code="ignores_instruction")
     return ChallengerAnswer(model_text=text)
 
 

@@ -4,7 +4,7 @@ Each policy answers `instruction` once per instance seed through the LLM backend
 transformers backend, greedy by default (the same answer for every seed; the instance differs by seed) or
 sampled at `temperature` (one draw per seed), and the scripted challenger (`scripted_challenger_policy`, one draw
 per seed). Requests carry the challenger's system prompt and the instruction only, as in SFT and GRPO (no schema
-note). Every answer is validated as the GRPO reward validates it (`read_challenger_answer`; LP text must also have
+note). Every answer is validated as the GRPO reward validates it (`read_challenger_answer`: LP text must also have
 the asked sizes and density); valid specs are built with the seed and solved under the same SCIP settings
 (`evaluate_specs`), LP answers solved as written. Per policy: valid
 rate, refusals by code, the GRPO reward of each answer (median, mean), feasibility, median nodes and post-cut gap,
@@ -67,22 +67,6 @@ def _answers(
     return [result.texts[0] for result in backend.generate(requests)]
 
 
-def _read_answer(text: str, *, instruction: str, request: Any) -> Any:
-    """`read_challenger_answer`, and (as the GRPO reward does) an LP answer must have the asked sizes and density."""
-    from synth.generators.optiscribe.llm import ChallengerAnswer, read_challenger_answer
-    from synth.validators.optiscribe.reading import read_model_text
-    from synth.validators.optiscribe.structure import instruction_violations, measure_structure
-
-    answer = read_challenger_answer(text, instruction=instruction)
-    if answer.reason is None and answer.model_text is not None:
-        outside = instruction_violations(
-            measure_structure(read_model_text(answer.model_text), request.family), request.asked()
-        )
-        if outside:
-            return ChallengerAnswer(reason=f"LP ignores the instruction: {outside[0]}", code="ignores_instruction")
-    return answer
-
-
 def _lp_result(text: str, *, request: Any, scip: Any) -> dict[str, Any]:
     """An LP answer solved as written, in `evaluate_specs`' result shape (its sizes were checked when read)."""
     from synth.generators.optiscribe.bench import solve_result
@@ -107,11 +91,12 @@ def evaluate_answers(
     seed); the rewards are the GRPO reward's (`optiscribe_scip` with the node cap = `scip.total_nodes`; a refused
     answer gets `refused`)."""
     from synth.generators.optiscribe.bench import evaluate_specs, summarise_group
+    from synth.generators.optiscribe.llm import read_challenger_answer
     from synth.validators.optiscribe.grammar import parse_instruction
     from synth.validators.optiscribe.reward import RewardSettings, request_reward
 
     request = parse_instruction(instruction)
-    read = [_read_answer(text, instruction=instruction, request=request) for text in answers]
+    read = [read_challenger_answer(text, instruction=instruction) for text in answers]
     specs = [a.spec if a.reason is None else None for a in read]
     results = evaluate_specs(specs, seeds, request=request, scip=scip, crosscheck=None, workers=workers)
     for index, answer in enumerate(read):

@@ -88,3 +88,13 @@ def test_lp_answers_are_parsed_before_solving():
     assert refused.code == "malformed_lp" and refused.reason == (
         "malformed LP: Syntax error in line 5 ('Bounds'): expected value as right hand side."
     )
+
+
+def test_an_lp_answer_of_another_size_is_refused_before_solving():
+    pytest.importorskip("pyscipopt")
+    from synth.generators.optiscribe.build import build_model_text
+
+    other = build_model_text(parse_instruction("a max-cut problem with 20 nodes, density 0.3").make_spec(), seed=0)
+    refused = read_challenger_answer(other, instruction=INSTRUCTION)
+    assert refused.code == "ignores_instruction" and refused.model_text is None
+    assert refused.reason.startswith("LP ignores the instruction: ")
