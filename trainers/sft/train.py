@@ -36,7 +36,6 @@ LOGGER = logging.getLogger(__name__)
 METRICS_FILE = "metrics.json"
 TINY_MODEL = "tiny-llama (built locally)"
 FIRST_TURN_KEYS = {"toolforge": "tool_call", "marco": "first_answer", "optiscribe": "first_answer"}
-TINY_ISOLATE = {"optiscribe": r"\d"}  # tiny tokenizer: digits one per token (default: SMILES characters)
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -144,16 +143,17 @@ def _load_model(
     seed: int,
     max_length: int,
     tiny: Mapping[str, int],
-    isolate: str | None = None,
+    domain: str,
 ) -> tuple[Any, Any]:
     if model is None:
-        from synth.trainers.sft.tiny import build_tiny_model, build_tiny_tokenizer
+        from synth.trainers.sft.tiny import DIGIT, SMILES_CHARACTER, build_tiny_model, build_tiny_tokenizer
 
         bootstrap = build_tiny_tokenizer([""], vocab_size=300)
         texts = [
             bootstrap.apply_chat_template(list(e.messages), tools=list(e.tools) or None, tokenize=False) for e in train
         ]
-        tokenizer = build_tiny_tokenizer(texts, **({"isolate": isolate} if isolate else {}))
+        # one token per SMILES character (MARCO) or per digit (OptiScribe: a size in the instruction and the answer)
+        tokenizer = build_tiny_tokenizer(texts, isolate=DIGIT if domain == "optiscribe" else SMILES_CHARACTER)
         return build_tiny_model(tokenizer, seed=seed, max_positions=max(max_length, 512), **tiny), tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -265,15 +265,14 @@ def _copy_warmup(
     """
     from synth.trainers.sft.copy_warmup import COPY_POOL, copy_sequences, fit_copy, smiles_spans
 
-    def sequences(part: tuple[Sequence[SftExample], Sequence[EncodedDialogue]], count: int) -> list[EncodedDialogue]:
+    def sequences(dialogues: Sequence[EncodedDialogue], spans: list[list[int]], count: int) -> list[EncodedDialogue]:
         shape = {"spans": spans, "scramble": 0.5, "tokenizer": tokenizer, "max_gap": 32} if spans else {"max_gap": 64}
-        return copy_sequences(part[1], count=count, seed=seed, max_prefix=16, **shape)
+        return copy_sequences(dialogues, count=count, seed=seed, max_prefix=16, **shape)
 
     spans = smiles_spans(tokenizer, train[0])
     items = "smiles_spans" if spans else "windows"
-    pool = sequences(train, min(steps * batch_size, COPY_POOL))
-    spans = smiles_spans(tokenizer, held[0]) if spans else []
-    probe = sequences(held, 32)
+    pool = sequences(train[1], spans, min(steps * batch_size, COPY_POOL))
+    probe = sequences(held[1], smiles_spans(tokenizer, held[0]) if spans else [], 32)
     before = assistant_loss(model, probe)
     started = time.perf_counter()
     logged = fit_copy(model, pool, steps=steps, batch_size=batch_size, lr=lr, seed=seed, pad_id=tokenizer.pad_token_id)
@@ -339,8 +338,7 @@ def train_sft(
     train, held = split_examples(examples, eval_rows=eval_rows, seed=seed)
     set_seed(seed)
     tiny = {"hidden": tiny_hidden, "layers": tiny_layers}
-    isolate = TINY_ISOLATE.get(domain)
-    network, tokenizer = _load_model(model, train, seed=seed, max_length=max_length, tiny=tiny, isolate=isolate)
+    network, tokenizer = _load_model(model, train, seed=seed, max_length=max_length, tiny=tiny, domain=domain)
     if torch.cuda.is_available():
         network.to("cuda")
     template = ensure_tool_template(tokenizer) if model is not None else "synth"
