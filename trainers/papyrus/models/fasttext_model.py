@@ -1,4 +1,4 @@
-"""fastText supervised classifier (optional: `pip install fasttext-wheel`); dating is learnt as centuries.
+"""fastText supervised classifier (optional: `pip install fasttext-community`); dating is learnt as centuries.
 
 The model is fastText's own binary format (read by its C++ loader, no pickle).
 
@@ -80,7 +80,7 @@ class FastTextModel(TextModel):
 
     kind: ClassVar[str] = "fasttext"
     params_type: ClassVar[type[Any]] = FastTextParams
-    requires: ClassVar[tuple[tuple[str, str], ...]] = (("fasttext", "fasttext-wheel"),)
+    requires: ClassVar[tuple[tuple[str, str], ...]] = (("fasttext", "fasttext-community"),)
 
     def _fit(self, texts: list[str], targets: list[Any]) -> None:
         import fasttext
