@@ -23,10 +23,16 @@ import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
-from synth.generators.optiscribe.policy import free_dimensions, spec_from_draws
+from synth.generators.optiscribe.policy import CemPolicy, free_dimensions, spec_from_draws
 from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, run_selfplay
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
-from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, BandTable, calibrate_bands, effort_violations
+from synth.validators.optiscribe.difficulty import (
+    CAPPED_STATUSES,
+    BandTable,
+    calibrate_bands,
+    effort_violations,
+    seed_spread,
+)
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.request import InstanceRequest
@@ -346,10 +352,19 @@ def sample_uniform_specs(request: InstanceRequest, count: int, rng: np.random.Ge
 
 
 def measure_band_calibration(
-    base: str, *, samples: int, seed: int, scip: ScipSettings, workers: int = 1
+    base: str,
+    *,
+    samples: int,
+    seed: int,
+    scip: ScipSettings,
+    workers: int = 1,
+    spread_specs: int = 6,
+    spread_seeds: int = 6,
 ) -> dict[str, Any]:
     """Solve `samples` uniformly drawn specs of the `base` instruction (its size, no difficulty) and calibrate the
-    easy / medium / hard node bands at that size from their node counts."""
+    easy / medium / hard node bands at that size from their node counts; with `spread_specs`, the first that many
+    specs are also solved under `spread_seeds` − 1 more instance seeds, and the medium band is made at least as wide
+    as that seed noise (`seed_spread`)."""
     request = parse_instruction(base)
     rng = np.random.Generator(np.random.PCG64([seed, 20_000]))
     specs = sample_uniform_specs(request, samples, rng)
@@ -357,14 +372,62 @@ def measure_band_calibration(
     jobs = [(build_model_text(spec, seed=instance), scip) for spec, instance in zip(specs, seeds, strict=True)]
     solved = solve_many(jobs, workers=workers)
     nodes = [s.nodes for s in solved if s.feasible]
+    spread, groups = None, []
+    if spread_specs and spread_seeds > 1:
+        repeats = [
+            [
+                int(s)
+                for s in np.random.Generator(np.random.PCG64([seed, 20_001, k])).integers(2**62, size=spread_seeds - 1)
+            ]
+            for k in range(min(spread_specs, samples))
+        ]
+        extra = [(build_model_text(specs[k], seed=r), scip) for k, more in enumerate(repeats) for r in more]
+        resolved = iter(solve_many(extra, workers=workers))
+        for k, more in enumerate(repeats):
+            group = [solved[k], *(next(resolved) for _ in more)]
+            groups.append([s.nodes for s in group if s.feasible])
+        spread = seed_spread(groups)
     return {
         "base": base,
         "samples": samples,
         "feasible": len(nodes),
         "nodes": [s.nodes for s in solved],
         "node_deciles": _quantiles(nodes),
-        "bands": {word: list(band) for word, band in calibrate_bands(nodes).items()},
+        "seed_groups": groups,
+        "seed_spread_decades": spread,
+        "bands": {word: list(band) for word, band in calibrate_bands(nodes, spread=spread).items()},
     }
+
+
+def verified_draws(
+    policy: Policy,
+    request: InstanceRequest,
+    *,
+    instances: int,
+    max_draws: int,
+    seed: int,
+    scip: ScipSettings,
+    workers: int = 1,
+) -> list[dict[str, Any]]:
+    """Generate-then-verify, as the pipeline does: for each of `instances` requests, draw a spec from the policy and
+    an instance seed and solve it; a solve outside the asked band is drawn again, up to `max_draws` solves. Draw k
+    of request i is seeded by (seed, 30_000, i, k), so the first draws are the same whatever `max_draws` is. One
+    entry per request: the delivered result plus `draws` (solves used) and `first_in_band`."""
+    delivered: dict[int, dict[str, Any]] = {}
+    first: dict[int, bool] = {}
+    pending = list(range(instances))
+    for draw in range(max_draws):
+        rngs = [np.random.Generator(np.random.PCG64([seed, 30_000, i, draw])) for i in pending]
+        seeds = [int(rng.integers(2**62)) for rng in rngs]
+        specs = [_sample_policy(policy, request, rng) for rng in rngs]
+        results = evaluate_specs(specs, seeds, request=request, scip=scip, crosscheck=None, workers=workers)
+        for index, result in zip(pending, results, strict=True):
+            first.setdefault(index, bool(result["in_band"]))
+            delivered[index] = result | {"draws": draw + 1}
+        pending = [i for i in pending if not delivered[i]["in_band"]]
+        if not pending:
+            break
+    return [delivered[i] | {"first_in_band": first[i]} for i in range(instances)]
 
 
 def bench_bands(
@@ -380,13 +443,18 @@ def bench_bands(
     time_limit: float = 120.0,
     workers: int = 1,
     calibration_samples: int | None = 24,
+    spread_specs: int = 6,
+    spread_seeds: int = 6,
+    max_draws: int = 3,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
     of the default parameterisation's, same seeds) whose SCIP node count lies in the asked band.
 
-    With `calibration_samples`, the words' bands are first calibrated at the base size (`measure_band_calibration`);
-    None keeps the fixed `DIFFICULTY_BANDS`."""
+    With `calibration_samples`, the words' bands are first calibrated at the base size (`measure_band_calibration`,
+    the medium band no narrower than the seed noise of `spread_specs` specs under `spread_seeds` seeds); None keeps
+    the fixed `DIFFICULTY_BANDS`. `max_draws` > 1 also measures generate-then-verify (`verified_draws`): the share
+    delivered inside the band when an instance outside it is drawn again, and the solves that took."""
     import os
 
     load_before = os.getloadavg()
@@ -402,7 +470,13 @@ def bench_bands(
         table = None
         if calibration_samples:
             calibrations[family] = measure_band_calibration(
-                base, samples=calibration_samples, seed=seed, scip=scip, workers=workers
+                base,
+                samples=calibration_samples,
+                seed=seed,
+                scip=scip,
+                workers=workers,
+                spread_specs=spread_specs,
+                spread_seeds=spread_seeds,
             )
             table = {w: tuple(b) for w, b in calibrations[family]["bands"].items()}
         for band in bands:
@@ -419,6 +493,9 @@ def bench_bands(
                 bands=table,  # type: ignore[arg-type]
             )
             asked = replace(parse_instruction(instruction), bands=table)
+            policy = CemPolicy.from_dict(result["training"]["policy"])
+            options = {"instances": eval_instances, "max_draws": max_draws, "seed": seed, "scip": scip}
+            verified = verified_draws(policy, asked, **options, workers=workers)
             families[family][band] = {
                 "instruction": instruction,
                 "effort_band": asked.effort().to_list(),  # type: ignore[union-attr]
@@ -429,8 +506,16 @@ def bench_bands(
                 "default_nodes": result["default_nodes"],
                 "selfplay_knobs": result["selfplay_knobs"],
                 "training": result["training"]["rounds"],
+                "verified": {
+                    "max_draws": max_draws,
+                    "first_draw_in_band": sum(r["first_in_band"] for r in verified) / eval_instances,
+                    "delivered_in_band": sum(r["in_band"] for r in verified) / eval_instances,
+                    "mean_solves": sum(r["draws"] for r in verified) / eval_instances,
+                    "delivered_nodes": [r.get("nodes") for r in verified],
+                },
             }
     shares = [b["selfplay_in_band"] for f in families.values() for b in f.values()]
+    delivered = [b["verified"]["delivered_in_band"] for f in families.values() for b in f.values()]
     return {
         "bench": "optiscribe-bands",
         "seed": seed,
@@ -442,10 +527,14 @@ def bench_bands(
             "scip": scip.to_dict(),
             "workers": workers,
             "calibration_samples": calibration_samples,
+            "spread_specs": spread_specs,
+            "spread_seeds": spread_seeds,
+            "max_draws": max_draws,
         },
         "calibration": calibrations,
         "families": families,
         "min_in_band_share": min(shares) if shares else None,
+        "min_delivered_in_band_share": min(delivered) if delivered else None,
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
         "seconds": round(time.perf_counter() - start, 2),
     }

@@ -10,13 +10,16 @@ the node cap cannot be shown and is refused.
 Fixed node edges mean different things at different sizes (a 30-node max-cut never needs 300 nodes under most
 parameterisations). `calibrate_bands` measures the effort a family reaches at the asked size instead: the node
 counts of specs drawn uniformly over the request's free knobs, whose 10th-90th percentile range is split into
-log-tertiles (easy below the first edge, hard from the second). A request carrying such a table uses it for its
-difficulty words; the row records the band it was asked, so the verifier checks the calibrated one.
+log-tertiles (easy below the first edge, hard from the second), the medium band no narrower than the seed noise
+of one parameterisation (`seed_spread`: the same spec solved under several instance seeds), since a band narrower
+than that cannot be followed by any challenger. A request carrying such a table uses it for its difficulty words;
+the row records the band it was asked, so the verifier checks the calibrated one.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +30,7 @@ BandTable = Mapping[Difficulty, tuple[int, int | None]]
 DIFFICULTY_BANDS: dict[Difficulty, tuple[int, int | None]] = {"easy": (1, 10), "medium": (11, 299), "hard": (300, None)}
 CALIBRATION_QUANTILES = (0.1, 0.9)
 TARGET_FACTOR = 3.0
+SPREAD_COVERAGE = 0.9
 CAPPED_STATUSES = ("totalnodelimit", "nodelimit")
 
 
@@ -80,20 +84,41 @@ def effort_band(
     return EffortBand(low, high, difficulty)
 
 
-def calibrate_bands(nodes: Sequence[int]) -> dict[Difficulty, tuple[int, int | None]]:
+def seed_spread(groups: Sequence[Sequence[int]], *, coverage: float = SPREAD_COVERAGE) -> float:
+    """Half-width in decades that holds `coverage` of one parameterisation's node counts around its median: the
+    `coverage` quantile of |log10(nodes / median of the group)| over groups of solves of one spec under different
+    instance seeds (groups of fewer than 2 solves are skipped)."""
+    deviations = sorted(
+        abs(math.log10(max(n, 1) / median))
+        for group in groups
+        if len(group) >= 2
+        for median in [max(statistics.median(group), 1)]
+        for n in group
+    )
+    if not deviations:
+        msg = "seed spread needs at least one spec solved under 2 or more instance seeds"
+        raise SpecError(msg, code="calibration_too_small")
+    return deviations[min(len(deviations) - 1, round(coverage * (len(deviations) - 1)))]
+
+
+def calibrate_bands(nodes: Sequence[int], *, spread: float | None = None) -> dict[Difficulty, tuple[int, int | None]]:
     """Easy / medium / hard node bands from node counts measured at one size: the [p10, p90] range of the counts
-    (log scale) cut into thirds; easy is [1, e], medium [e+1, h−1], hard [h, open). Edges stay at least a factor
-    of 3 apart (the spread of one parameterisation over seeds), widening the range around its centre if needed."""
+    (log scale) cut into thirds; easy is [1, e], medium [e+1, h−1], hard [h, open).
+
+    The medium band is at least as wide as one parameterisation's seed noise, so a challenger that aims at its
+    centre lands inside: `spread` (decades, from `seed_spread`) asks for a width of 2·spread, else a factor of 3
+    (`TARGET_FACTOR`); the range is widened around its centre when a third of it is narrower."""
     if len(nodes) < 3:
         msg = f"band calibration needs at least 3 measured solves, got {len(nodes)}"
         raise SpecError(msg, code="calibration_too_small")
     ordered = sorted(max(int(n), 1) for n in nodes)
     low_q, high_q = (ordered[round(q * (len(ordered) - 1))] for q in CALIBRATION_QUANTILES)
     low, high = math.log10(low_q), math.log10(high_q)
-    spread = math.log10(TARGET_FACTOR) * 3
-    if high - low < spread:
+    width = 2 * spread if spread is not None else math.log10(TARGET_FACTOR)
+    if high - low < 3 * width:
         centre = 0.5 * (low + high)
-        low, high = max(0.0, centre - spread / 2), max(0.0, centre - spread / 2) + spread
+        low = max(0.0, centre - 1.5 * width)
+        high = low + 3 * width
     easy = max(1, round(10 ** (low + (high - low) / 3)))
     hard = max(easy + 2, round(10 ** (low + 2 * (high - low) / 3)))
     return {"easy": (1, easy), "medium": (easy + 1, hard - 1), "hard": (hard, None)}

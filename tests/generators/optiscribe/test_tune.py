@@ -47,6 +47,9 @@ def test_the_band_bench_reports_the_in_band_share_per_family_and_band():
         eval_instances=2,
         total_nodes=500,
         calibration_samples=4,
+        spread_specs=2,
+        spread_seeds=3,
+        max_draws=2,
     )
     bands = report["families"]["max_cut"]
     calibration = report["calibration"]["max_cut"]
@@ -60,3 +63,12 @@ def test_the_band_bench_reports_the_in_band_share_per_family_and_band():
         ]
         assert result["selfplay_in_band"] == sum(inside) / 2
     assert report["min_in_band_share"] == min(b["selfplay_in_band"] for b in bands.values())
+    assert [len(g) for g in calibration["seed_groups"]] == [3, 3]  # 2 specs, each under 3 instance seeds
+    assert calibration["seed_spread_decades"] >= 0
+    for result in bands.values():
+        verified = result["verified"]
+        low, high = result["effort_band"]
+        delivered = [n is not None and low <= n <= high for n in verified["delivered_nodes"]]
+        assert verified["delivered_in_band"] == sum(delivered) / 2 >= verified["first_draw_in_band"]
+        # a second solve is spent exactly on the requests whose first draw missed the band
+        assert verified["mean_solves"] == 1 + (1 - verified["first_draw_in_band"])

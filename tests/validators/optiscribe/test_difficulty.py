@@ -104,6 +104,20 @@ def test_calibrated_bands_split_the_measured_range_into_log_tertiles():
     assert caught.value.code == "calibration_too_small"
 
 
+def test_the_medium_band_is_at_least_as_wide_as_the_measured_seed_noise():
+    from synth.validators.optiscribe.difficulty import calibrate_bands, seed_spread
+
+    groups = [[100, 100, 1000], [10, 10, 10], [5]]  # |log10 dev|: 0, 0, 1, 0, 0, 0 (the 1-solve group is skipped)
+    assert seed_spread(groups, coverage=1.0) == 1.0 and seed_spread(groups, coverage=0.5) == 0.0
+    nodes = [1, 1, 2, 3, 5, 8, 20, 40, 90, 150, 200, 400, 1000]
+    assert calibrate_bands(nodes, spread=None) == calibrate_bands(nodes)  # no measurement: a factor of 3
+    wide = calibrate_bands(nodes, spread=0.5)  # the medium band must span a decade: the range is widened
+    assert wide["hard"][0] / wide["easy"][1] >= 9.5
+    with pytest.raises(SpecError) as caught:
+        seed_spread([[3], [4]])
+    assert caught.value.code == "calibration_too_small"
+
+
 def test_a_request_with_a_band_table_asks_the_calibrated_band():
     from dataclasses import replace
 
