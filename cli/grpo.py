@@ -54,7 +54,9 @@ def grpo_command(
     steps: int = typer.Option(20, "--steps", min=1, help="Optimiser steps."),
     num_generations: int = typer.Option(4, "--num-generations", min=2, help="Completions per prompt (a group)."),
     prompts_per_step: int = typer.Option(2, "--prompts-per-step", min=1, help="Prompts (groups) per step."),
-    lr: float = typer.Option(5e-4, "--lr", min=0.0, help="Learning rate."),
+    lr: float | None = typer.Option(
+        None, "--lr", min=0.0, help="Learning rate (default 3e-5 full fine-tuning, 5e-4 with --lora-rank)."
+    ),
     lora_rank: int | None = typer.Option(None, "--lora-rank", min=1, help="Train LoRA adapters (merged on save)."),
     max_completion_length: int = typer.Option(
         160, "--max-completion-length", min=1, help="Tokens per turn (a SMILES answer: one per character)."

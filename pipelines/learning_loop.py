@@ -46,7 +46,7 @@ class LoopGrpoConfig(StrictModel):
     steps: PositiveInt = 10
     num_generations: int = Field(4, ge=2)
     prompts_per_step: PositiveInt = 2
-    learning_rate: float = 5e-4
+    learning_rate: float | None = Field(None, gt=0, description="None: 3e-5 full fine-tuning, 5e-4 with lora_rank")
     lora_rank: PositiveInt | None = None
     max_completion_length: PositiveInt = 160
     temperature: float = Field(1.0, gt=0)

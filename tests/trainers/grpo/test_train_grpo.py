@@ -98,3 +98,14 @@ def test_grpo_run_killed_mid_step_resumes_from_its_checkpoint(marco_dataset, tin
     assert "trainer: grpo" in card and config["dataset"]["manifest_sha256"] in card
     again = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert again.returncode != 0 and "already holds a finished GRPO run" in again.stderr
+
+
+def test_the_default_learning_rate_follows_the_kind_of_fine_tuning() -> None:
+    from synth.pipelines.learning_loop import LoopGrpoConfig
+    from synth.trainers.grpo.train import FULL_LR, LORA_LR, GrpoSettings
+
+    # full-weight GRPO at 3e-4 and above degraded the tiny MARCO policy; LoRA adapters take the larger step
+    assert FULL_LR < LORA_LR
+    assert GrpoSettings().learning_rate == FULL_LR and GrpoSettings(lora_rank=8).learning_rate == LORA_LR
+    assert GrpoSettings(learning_rate=1e-4, lora_rank=8).learning_rate == 1e-4
+    assert GrpoSettings(**LoopGrpoConfig().model_dump()).learning_rate == FULL_LR
