@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from synth.core.config import StrictModel
+from synth.core.llm_backends import LLMBackendConfig
 from synth.core.registry import DomainSpec
 from synth.core.steps import Generator, Verifier
 
@@ -55,15 +56,24 @@ class CrossCheckConfig(StrictModel):
     max_variables: PositiveInt = 1000
 
 
+class OptiScribeLLMConfig(LLMBackendConfig):
+    """The `llm` challenger's backend (the scripted grammar policy, a local model, vLLM or an OpenAI-compatible
+    server, e.g. a `synth train grpo` run's `model/` folder on the transformers backend)."""
+
+    temperature: float = Field(1.0, ge=0, description="sampling temperature of each proposal")
+    max_tokens: PositiveInt = Field(256, description="completion budget of one proposal (a spec or LP text)")
+
+
 class OptiScribeConfig(StrictModel):
     """Generator settings: the curriculum of instructions, the challenger, self-play and verifier settings."""
 
     curriculum: list[str] = Field(
         default_factory=lambda: list(DEFAULT_CURRICULUM), description="instructions of one family, easiest first"
     )
-    challenger: Literal["cem", "bandit", "default"] = Field(
-        "cem", description="cem or bandit learner, or the Ecole-style default parameterisation"
+    challenger: Literal["cem", "bandit", "default", "llm"] = Field(
+        "cem", description="cem or bandit learner, the Ecole-style default parameterisation, or an LLM (`llm`)"
     )
+    llm: OptiScribeLLMConfig = Field(default_factory=OptiScribeLLMConfig, description="the `llm` challenger's backend")
     rounds: PositiveInt = Field(4, description="self-play rounds per shard")
     candidates: PositiveInt = Field(8, description="proposals per round")
     elite_fraction: float = Field(0.25, gt=0, le=1)
@@ -99,6 +109,7 @@ class OptiScribeConfig(StrictModel):
 def build_generator(config: OptiScribeConfig) -> Generator:
     """The self-play generator of a validated config."""
     from synth.generators.optiscribe.generator import OptiScribeGenerator
+    from synth.generators.optiscribe.llm import ChallengerLLMSettings
     from synth.generators.optiscribe.selfplay import SelfPlaySettings
     from synth.validators.optiscribe import RewardSettings, ScipSettings
 
@@ -111,6 +122,11 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         min_std=config.min_std,
         initial_std=config.initial_std,
         bandit_bins=config.bandit_bins,
+        llm=ChallengerLLMSettings(
+            backend=LLMBackendConfig(**config.llm.model_dump(include=set(LLMBackendConfig.model_fields))),
+            temperature=config.llm.temperature,
+            max_tokens=config.llm.max_tokens,
+        ),
         advance_reward=config.advance_reward,
         advance_feasible=config.advance_feasible,
         scip=ScipSettings(**config.scip.model_dump()),

@@ -3,8 +3,10 @@
 Each shard runs its own challenger from a fresh policy, seeded by (run seed, shard). A row holds the
 instruction, the spec and what the instruction asked (JSON), the model as LP text, the SCIP settings and
 statistics of the self-play solve (without wall time), the reward, the round, the curriculum level and the
-policy state the proposal was drawn from. Specs the challenger cannot build are rejected as `spec:<code>` (the
-spec error's stable code) with the reason as detail.
+policy state the proposal was drawn from (for the `llm` challenger: its backend, model and sampling, as JSON; an
+LP answer has no spec). Specs the challenger cannot build and refused LLM answers are rejected as `spec:<code>`
+(the stable code of the spec error or of `read_challenger_answer`) with the reason as detail and the proposal's
+seed, challenger and policy (the model, for `llm`) as values.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from synth.core.llm import LLMBackend
 from synth.core.steps import GeneratedBatch, Generator, ShardContext
 from synth.generators.optiscribe.selfplay import Candidate, SelfPlaySettings, iterate_selfplay, parse_curriculum
 
@@ -46,14 +50,14 @@ def _json(value: Any) -> str:
 
 
 def candidate_row(candidate: Candidate, *, settings: SelfPlaySettings) -> dict[str, Any]:
-    """The dataset row of one solved candidate (see `OPTISCRIBE_SCHEMA`)."""
-    if candidate.spec is None or candidate.stats is None or candidate.model_text is None:
+    """The dataset row of one solved candidate (see `OPTISCRIBE_SCHEMA`; `spec` is null for an LP answer)."""
+    if candidate.stats is None or candidate.model_text is None:
         msg = f"candidate of round {candidate.round} was not built: {candidate.error}"
         raise ValueError(msg)
     return {
         "instruction": candidate.instruction,
-        "family": candidate.spec.family,
-        "spec": candidate.spec.to_json(),
+        "family": candidate.request.family,
+        "spec": None if candidate.spec is None else candidate.spec.to_json(),
         "asked": _json(candidate.request.asked()),
         "instance_seed": candidate.seed,
         "model_format": "lp",
@@ -80,14 +84,22 @@ class OptiScribeGenerator(Generator):
     settings: SelfPlaySettings = field(default_factory=SelfPlaySettings)
 
     def describe_input(self) -> dict[str, Any]:
-        """The curriculum and the challenger."""
-        return {"curriculum": list(self.curriculum), "challenger": self.settings.challenger}
+        """The curriculum and the challenger (with the `llm` challenger's backend, model and sampling)."""
+        described: dict[str, Any] = {"curriculum": list(self.curriculum), "challenger": self.settings.challenger}
+        if self.settings.challenger == "llm":
+            described["llm"] = json.loads(self.settings.llm.provenance())
+        return described
+
+    @cached_property
+    def backend(self) -> LLMBackend | None:
+        """The `llm` challenger's backend, built once per generator and process (None for other challengers)."""
+        return self.settings.llm.build() if self.settings.challenger == "llm" else None
 
     def generate(self, ctx: ShardContext) -> Iterator[GeneratedBatch]:
         """One batch per self-play round."""
         parse_curriculum(self.curriculum)
         seed = int(ctx.rng("selfplay").integers(2**62))
-        for candidates, _ in iterate_selfplay(self.curriculum, settings=self.settings, seed=seed):
+        for candidates, _ in iterate_selfplay(self.curriculum, settings=self.settings, seed=seed, backend=self.backend):
             batch = GeneratedBatch()
             for candidate in candidates:
                 parents = [f"round:{candidate.round}"]
@@ -95,7 +107,13 @@ class OptiScribeGenerator(Generator):
                     batch.reject(
                         f"spec:{candidate.error_code}",
                         detail=candidate.error,
-                        values={"instruction": candidate.instruction, "round": candidate.round},
+                        values={
+                            "instruction": candidate.instruction,
+                            "round": candidate.round,
+                            "instance_seed": candidate.seed,
+                            "challenger": self.settings.challenger,
+                            "policy": candidate.policy,
+                        },
                         parents=parents,
                     )
                     continue

@@ -5,17 +5,20 @@ format following the families' naming conventions. `read_challenger_answer` vali
 is solved: a spec must build and stay inside the instruction; LP text must parse, and a parse failure is
 reported with SCIP's parser message. `scripted_challenger_policy` is the `scripted` backend's policy for this
 domain: it parses the instruction with the grammar and answers with a spec drawn around the standard knobs.
+`ChallengerLLMSettings` is the self-play `llm` challenger: its backend block, sampling and provenance.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from synth.core.llm import GenRequest, Message, SamplingParams
+from synth.core.llm import GenRequest, LLMBackend, Message, SamplingParams, ScriptedBackend
+from synth.core.llm_backends import LLMBackendConfig
 from synth.generators.optiscribe.policy import CemPolicy
 from synth.validators.optiscribe.difficulty import DIFFICULTY_BANDS
 from synth.validators.optiscribe.grammar import parse_instruction
@@ -120,3 +123,63 @@ def scripted_challenger_policy(request: GenRequest, rng: np.random.Generator) ->
     except SpecError as error:
         return json.dumps({"error": str(error), "code": error.code})
     return spec.to_json()
+
+
+def scripted_challenger_backend() -> ScriptedBackend:
+    """A `ScriptedBackend` running `scripted_challenger_policy`."""
+    return ScriptedBackend(scripted_challenger_policy, name="scripted-optiscribe")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChallengerLLMSettings:
+    """The self-play `llm` challenger: the backend block and the sampling of each proposal.
+
+    Requests carry the system prompt and the instruction only (no schema note), as in SFT, GRPO and the
+    challenger bench; each proposal's instance seed is its sampling seed, so the proposals of a round are distinct
+    requests (the scripted backend and the cache key on it; vLLM and OpenAI servers seed with it).
+    """
+
+    backend: LLMBackendConfig = field(default_factory=LLMBackendConfig)
+    temperature: float = 1.0
+    max_tokens: int = 256
+
+    @property
+    def model(self) -> str:
+        """The model named in each request: the configured model, or `scripted`."""
+        return self.backend.model or "scripted"
+
+    def provenance(self) -> str:
+        """Canonical JSON of what generated the proposals: backend kind, model, sampling."""
+        data = {
+            "backend": self.backend.backend,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+    def build(self) -> LLMBackend:
+        """The backend (the scripted grammar policy for `scripted`; cached when the block sets `cache`)."""
+        return self.backend.build(scripted=scripted_challenger_backend())
+
+    def requests(self, instruction: str, seeds: Sequence[int]) -> list[GenRequest]:
+        """One request per instance seed."""
+        return [
+            replace(
+                challenger_request(
+                    instruction,
+                    model=self.model,
+                    sampling=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed),
+                ),
+                schema=None,
+            )
+            for seed in seeds
+        ]
+
+
+def ask_challenger(
+    backend: LLMBackend, settings: ChallengerLLMSettings, instruction: str, seeds: Sequence[int]
+) -> list[ChallengerAnswer]:
+    """Ask the backend for one instance per seed in one batched call, and read each first answer."""
+    results = backend.generate(settings.requests(instruction, seeds))
+    return [read_challenger_answer(result.texts[0], instruction=instruction) for result in results]

@@ -2,8 +2,11 @@
 
 Each round the challenger takes the instruction of its current curriculum level and proposes `candidates`
 specs: the `cem` and `bandit` challengers sample their learned policy, the `default` challenger always answers
-with the family's standard parameterisation (the Ecole-style baseline). Every instance is written as LP text
-and solved by SCIP from that text, and the rewards update the policy. The level advances when a round is
+with the family's standard parameterisation (the Ecole-style baseline), and the `llm` challenger asks a model
+through an LLM backend (one batched call per round) and reads each answer with `read_challenger_answer`: a spec
+is built with the proposal's seed, LP text is solved as written, a refused answer is kept with its stable code.
+Every instance is written as LP text and solved by SCIP from that text, and the rewards update the policy (not
+the `llm` challenger's: its model is trained offline by `synth train grpo`). The level advances when a round is
 feasible and hard enough. The whole state (policy, level, round, history) is JSON; `run_selfplay` can save it
 after every round and resume.
 """
@@ -19,8 +22,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from synth.core.llm import LLMBackend
 from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.llm import ChallengerLLMSettings, ask_challenger
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import CemPolicy
 from synth.validators.optiscribe.difficulty import BandTable, check_band_reachable
@@ -30,13 +35,15 @@ from synth.validators.optiscribe.reward import RewardSettings, request_reward
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 
-ChallengerKind = Literal["cem", "bandit", "default"]
+ChallengerKind = Literal["cem", "bandit", "default", "llm"]
+LEARNERS: tuple[ChallengerKind, ...] = ("cem", "bandit")
 Policy = CemPolicy | BanditPolicy
 
 
 @dataclass(frozen=True, kw_only=True)
 class SelfPlaySettings:
-    """How self-play runs: rounds, proposals per round, the CEM learner, curriculum thresholds, solver, reward."""
+    """How self-play runs: rounds, proposals per round, the CEM learner, the `llm` challenger's backend, curriculum
+    thresholds, solver, reward."""
 
     rounds: int = 4
     candidates: int = 8
@@ -46,6 +53,7 @@ class SelfPlaySettings:
     min_std: float = 0.1
     initial_std: float = 0.5
     bandit_bins: int = 4
+    llm: ChallengerLLMSettings = field(default_factory=ChallengerLLMSettings)
     advance_reward: float = 0.5
     advance_feasible: float = 0.8
     scip: ScipSettings = field(default_factory=ScipSettings)
@@ -55,8 +63,8 @@ class SelfPlaySettings:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One proposal and what SCIP made of it (`stats` is None when the spec could not be built: `error` says why and
-    `error_code` is the spec error's stable code)."""
+    """One proposal and what SCIP made of it (`stats` is None when the spec could not be built or the answer was
+    refused: `error` says why and `error_code` is the stable code; `spec` is None for an LP answer)."""
 
     round: int
     level: int
@@ -116,6 +124,58 @@ class SelfPlayState:
         return cls(policy, int(data["level"]), int(data["round"]), list(data["history"]))
 
 
+@dataclass(frozen=True)
+class RoundProposal:
+    """One proposal before solving: the instance seed, a spec or LP text, or the error and its stable code."""
+
+    seed: int
+    spec: InstanceSpec | None = None
+    model_text: str | None = None
+    error: str | None = None
+    error_code: str = "invalid_spec"
+    draws: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str | None:
+        """The LP text to solve: the answer's, or the spec built with the seed; None when there is nothing."""
+        if self.error is not None:
+            return None
+        if self.spec is None:
+            return self.model_text
+        return build_model_text(self.spec, seed=self.seed)
+
+
+def policy_proposals(
+    state: SelfPlayState, request: InstanceRequest, *, settings: SelfPlaySettings, rng: np.random.Generator
+) -> list[RoundProposal]:
+    """The `cem`/`bandit` policy's samples, or the `default` spec, each after its instance seed."""
+    proposals = []
+    for _ in range(settings.candidates):
+        seed = int(rng.integers(2**62))
+        try:
+            if settings.challenger in LEARNERS:
+                sampled = state.policy.sample(request, rng)
+                proposals.append(RoundProposal(seed, spec=sampled.spec, draws=dict(sampled.draws)))
+            else:
+                proposals.append(RoundProposal(seed, spec=request.make_spec()))
+        except SpecError as caught:
+            proposals.append(RoundProposal(seed, error=str(caught), error_code=caught.code))
+    return proposals
+
+
+def llm_proposals(
+    backend: LLMBackend, instruction: str, *, settings: SelfPlaySettings, rng: np.random.Generator
+) -> list[RoundProposal]:
+    """The `llm` challenger's answers to `instruction`, one per instance seed, asked in one backend call."""
+    seeds = [int(rng.integers(2**62)) for _ in range(settings.candidates)]
+    answers = ask_challenger(backend, settings.llm, instruction, seeds)
+    return [
+        RoundProposal(seed, spec=answer.spec, model_text=answer.model_text)
+        if answer.reason is None
+        else RoundProposal(seed, error=answer.reason, error_code=answer.code or "invalid_spec")
+        for seed, answer in zip(seeds, answers, strict=True)
+    ]
+
+
 def play_round(
     state: SelfPlayState,
     curriculum: Sequence[InstanceRequest],
@@ -123,56 +183,50 @@ def play_round(
     settings: SelfPlaySettings,
     instructions: Sequence[str],
     rng: np.random.Generator,
+    backend: LLMBackend | None = None,
 ) -> list[Candidate]:
     """Propose, solve and score one round, then update the policy and maybe advance the level (in place).
 
     All proposals are drawn first, then solved (in `settings.workers` processes), so the draws and the results do
-    not depend on the number of workers.
+    not depend on the number of workers. The `llm` challenger asks `backend`; its rows record the backend's
+    provenance as their policy.
     """
     request = curriculum[state.level]
     band = request.effort()
-    policy_before = json.dumps(state.policy.to_dict(), sort_keys=True, separators=(",", ":"))
-    proposals: list[tuple[int, InstanceSpec | None, str | None, str, dict[str, Any]]] = []
-    for _ in range(settings.candidates):
-        seed = int(rng.integers(2**62))
-        spec, error, error_code, drawn = None, None, "invalid_spec", {}
-        try:
-            if settings.challenger != "default":
-                proposal = state.policy.sample(request, rng)
-                spec, drawn = proposal.spec, dict(proposal.draws)
-            else:
-                spec = request.make_spec()
-        except SpecError as caught:
-            error, error_code = str(caught), caught.code
-        proposals.append((seed, spec, error, error_code, drawn))
-    texts = {i: build_model_text(p[1], seed=p[0]) for i, p in enumerate(proposals) if p[1] is not None}
+    if settings.challenger == "llm":
+        if backend is None:
+            msg = "challenger `llm` needs a backend (see `SelfPlaySettings.llm`)"
+            raise ValueError(msg)
+        proposals = llm_proposals(backend, instructions[state.level], settings=settings, rng=rng)
+        policy_before = settings.llm.provenance()
+    else:
+        proposals = policy_proposals(state, request, settings=settings, rng=rng)
+        policy_before = json.dumps(state.policy.to_dict(), sort_keys=True, separators=(",", ":"))
+    texts = {i: text for i, p in enumerate(proposals) if (text := p.text()) is not None}
     results = solve_many([(text, settings.scip) for text in texts.values()], workers=settings.workers)
     solved = dict(zip(texts, results, strict=True))
-    candidates, draws, rewards = [], [], []
-    for index, (seed, spec, error, error_code, drawn) in enumerate(proposals):
+    candidates = []
+    for index, proposal in enumerate(proposals):
         stats = solved.get(index)
-        reward = 0.0 if stats is None else request_reward(stats.to_dict(), band, settings.reward)
         candidates.append(
             Candidate(
                 round=state.round,
                 level=state.level,
                 instruction=instructions[state.level],
                 request=request,
-                spec=spec,
-                seed=seed,
+                spec=proposal.spec,
+                seed=proposal.seed,
                 model_text=texts.get(index),
                 stats=stats,
-                reward=reward,
+                reward=0.0 if stats is None else request_reward(stats.to_dict(), band, settings.reward),
                 policy=policy_before,
-                error=error,
-                error_code=error_code,
+                error=proposal.error,
+                error_code=proposal.error_code,
             )
         )
-        draws.append(drawn)
-        rewards.append(reward)
-    if settings.challenger != "default":
+    if settings.challenger in LEARNERS:
         work = [c.stats.deterministic_time if c.stats else 0.0 for c in candidates]
-        state.policy.update(draws, rewards, tiebreak=work)
+        state.policy.update([p.draws for p in proposals], [c.reward for c in candidates], tiebreak=work)
     _record_round(state, candidates, settings, last_level=len(curriculum) - 1)
     return candidates
 
@@ -199,7 +253,8 @@ def _record_round(
 
 
 def new_state(settings: SelfPlaySettings) -> SelfPlayState:
-    """A fresh state (level 0, round 0): the CEM policy at the family defaults, or an empty bandit."""
+    """A fresh state (level 0, round 0): the CEM policy at the family defaults (unused by the `default` and `llm`
+    challengers), or an empty bandit."""
     if settings.challenger == "bandit":
         return SelfPlayState(BanditPolicy(bins=settings.bandit_bins))
     return SelfPlayState(
@@ -224,15 +279,21 @@ def iterate_selfplay(
     seed: int,
     state: SelfPlayState | None = None,
     bands: BandTable | None = None,
+    backend: LLMBackend | None = None,
 ) -> Iterator[tuple[list[Candidate], SelfPlayState]]:
-    """Play rounds from `state` (or a fresh one) until `settings.rounds`, yielding each round and the state."""
+    """Play rounds from `state` (or a fresh one) until `settings.rounds`, yielding each round and the state. The
+    `llm` challenger asks `backend`, or one built from `settings.llm`."""
     curriculum = parse_curriculum(instructions, bands=bands)
     for request in curriculum:
         check_band_reachable(request.effort(), settings.scip.total_nodes)
     state = state or new_state(settings)
+    if settings.challenger == "llm" and backend is None:
+        backend = settings.llm.build()
     while state.round < settings.rounds:
         rng = round_rng(seed, state.round)
-        candidates = play_round(state, curriculum, settings=settings, instructions=instructions, rng=rng)
+        candidates = play_round(
+            state, curriculum, settings=settings, instructions=instructions, rng=rng, backend=backend
+        )
         yield candidates, state
 
 
@@ -243,8 +304,10 @@ def run_selfplay(
     seed: int,
     state_path: str | Path | None = None,
     bands: BandTable | None = None,
+    backend: LLMBackend | None = None,
 ) -> tuple[list[Candidate], SelfPlayState]:
-    """Run self-play to `settings.rounds`, saving the state after each round to `state_path` and resuming from it.
+    """Run self-play to `settings.rounds`, saving the state after each round to `state_path` and resuming from it
+    (the `llm` challenger asks `backend`, or one built from `settings.llm`).
 
     Returns the candidates of the rounds played in this call and the final state.
     """
@@ -252,7 +315,8 @@ def run_selfplay(
     state = SelfPlayState.from_json(path.read_text()) if path is not None and path.is_file() else None
     played: list[Candidate] = []
     state = state or new_state(settings)
-    for candidates, current in iterate_selfplay(instructions, settings=settings, seed=seed, state=state, bands=bands):
+    rounds = iterate_selfplay(instructions, settings=settings, seed=seed, state=state, bands=bands, backend=backend)
+    for candidates, current in rounds:
         played.extend(candidates)
         if path is not None:
             path.write_text(current.to_json())
