@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from synth.cli._common import cli_errors, console, err_console, split_choices
+from synth.cli._common import cli_errors, console, err_console, exit_with_error, split_choices
 
 app = typer.Typer(
     help="OptiScribe: export instances as solver files, tune SCIP on a generated family, measure difficulty bands.",
@@ -119,19 +119,24 @@ def bands_command(
             continue
         err_console.print(f"[bold red]error:[/] --bands: unknown band {band!r}; use easy, medium, hard or about:N")
         raise typer.Exit(2)
-    report = bench_bands(
-        bases={name: BAND_BASES[name] for name in names},
-        calibration_samples=calibration_samples or None,
-        bands=chosen,
-        seed=seed,
-        rounds=rounds,
-        candidates=candidates,
-        eval_instances=eval_instances,
-        total_nodes=total_nodes,
-        workers=workers,
-        spread_seeds=spread_seeds,
-        max_draws=max_draws,
-    )
+    from synth.validators.optiscribe.spec import SpecError
+
+    try:
+        report = bench_bands(
+            bases={name: BAND_BASES[name] for name in names},
+            calibration_samples=calibration_samples or None,
+            bands=chosen,
+            seed=seed,
+            rounds=rounds,
+            candidates=candidates,
+            eval_instances=eval_instances,
+            total_nodes=total_nodes,
+            workers=workers,
+            spread_seeds=spread_seeds,
+            max_draws=max_draws,
+        )
+    except SpecError as error:
+        exit_with_error(f"optiscribe bands: {error}", code=1)
     write_bench(report, out)
     summary = {
         f: {

@@ -29,7 +29,7 @@ from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement
 from synth.validators.optiscribe.difficulty import (
     CAPPED_STATUSES,
     BandTable,
-    calibrate_bands,
+    calibrate_bands_under_cap,
     effort_violations,
     seed_spread,
 )
@@ -364,7 +364,8 @@ def measure_band_calibration(
     """Solve `samples` uniformly drawn specs of the `base` instruction (its size, no difficulty) and calibrate the
     easy / medium / hard node bands at that size from their node counts; with `spread_specs`, the first that many
     specs are also solved under `spread_seeds` − 1 more instance seeds, and the medium band is made at least as wide
-    as that seed noise (`seed_spread`)."""
+    as that seed noise (`seed_spread`) unless that would put the hard band's edge within a factor of 3 of the node
+    cap (then the fixed least width is kept and `widened_to_seed_spread` is false)."""
     request = parse_instruction(base)
     rng = np.random.Generator(np.random.PCG64([seed, 20_000]))
     specs = sample_uniform_specs(request, samples, rng)
@@ -387,6 +388,7 @@ def measure_band_calibration(
             group = [solved[k], *(next(resolved) for _ in more)]
             groups.append([s.nodes for s in group if s.feasible])
         spread = seed_spread(groups)
+    bands, widened = calibrate_bands_under_cap(nodes, spread=spread, node_cap=scip.total_nodes)
     return {
         "base": base,
         "samples": samples,
@@ -395,7 +397,8 @@ def measure_band_calibration(
         "node_deciles": _quantiles(nodes),
         "seed_groups": groups,
         "seed_spread_decades": spread,
-        "bands": {word: list(band) for word, band in calibrate_bands(nodes, spread=spread).items()},
+        "widened_to_seed_spread": widened,
+        "bands": {word: list(band) for word, band in bands.items()},
     }
 
 

@@ -124,6 +124,21 @@ def calibrate_bands(nodes: Sequence[int], *, spread: float | None = None) -> dic
     return {"easy": (1, easy), "medium": (easy + 1, hard - 1), "hard": (hard, None)}
 
 
+def calibrate_bands_under_cap(
+    nodes: Sequence[int], *, spread: float | None, node_cap: int
+) -> tuple[dict[Difficulty, tuple[int, int | None]], bool]:
+    """`calibrate_bands` widened to the seed `spread` when the hard band's edge then stays at least a factor of 3
+    below the node cap; otherwise (seed noise too wide for three bands under the cap: no parameterisation follows a
+    band reliably, only generate-then-verify does) the fixed least width. Returns the table and whether it was
+    widened."""
+    if spread is not None:
+        widened = calibrate_bands(nodes, spread=spread)
+        hard_edge = widened["hard"][0]
+        if hard_edge * TARGET_FACTOR <= node_cap:
+            return widened, True
+    return calibrate_bands(nodes), False
+
+
 def band_table_from_dict(data: Mapping[str, Any]) -> dict[Difficulty, tuple[int, int | None]]:
     """A band table from plain JSON (`{"easy": [1, 5], …}`), checked: all three words, ordered, disjoint."""
     words: tuple[Difficulty, ...] = ("easy", "medium", "hard")

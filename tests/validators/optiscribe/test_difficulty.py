@@ -113,6 +113,11 @@ def test_the_medium_band_is_at_least_as_wide_as_the_measured_seed_noise():
     assert calibrate_bands(nodes, spread=None) == calibrate_bands(nodes)  # no measurement: a factor of 3
     wide = calibrate_bands(nodes, spread=0.5)  # the medium band must span a decade: the range is widened
     assert wide["hard"][0] / wide["easy"][1] >= 9.5
+    from synth.validators.optiscribe.difficulty import calibrate_bands_under_cap
+
+    assert calibrate_bands_under_cap(nodes, spread=0.5, node_cap=5000) == (wide, True)
+    # a decade and a half of seed noise would push the hard edge past cap / 3: the fixed width is kept
+    assert calibrate_bands_under_cap(nodes, spread=1.5, node_cap=5000) == (calibrate_bands(nodes), False)
     with pytest.raises(SpecError) as caught:
         seed_spread([[3], [4]])
     assert caught.value.code == "calibration_too_small"
