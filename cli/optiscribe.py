@@ -105,6 +105,9 @@ def bands_command(
     max_draws: int = typer.Option(
         3, "--max-draws", min=1, help="Solves per delivered instance when one outside the band is drawn again."
     ),
+    hard_margin: float | None = typer.Option(
+        None, "--hard-margin", min=0.0, help="Decades above the hard edge its reward peaks (default: the seed noise)."
+    ),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
@@ -134,6 +137,7 @@ def bands_command(
             workers=workers,
             spread_seeds=spread_seeds,
             max_draws=max_draws,
+            hard_margin=hard_margin,
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)

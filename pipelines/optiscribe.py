@@ -46,6 +46,9 @@ class RewardConfig(StrictModel):
     node_cap: PositiveInt = 5000
     gap_cap: float = Field(0.25, gt=0)
     timeout_penalty: float = Field(0.2, ge=0)
+    hard_margin: float = Field(
+        0.0, ge=0, description="decades above a hard band's edge where its reward peaks (0: the hardness reward)"
+    )
 
 
 class CrossCheckConfig(StrictModel):

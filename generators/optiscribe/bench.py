@@ -449,6 +449,7 @@ def bench_bands(
     spread_specs: int = 6,
     spread_seeds: int = 6,
     max_draws: int = 3,
+    hard_margin: float | None = None,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -457,7 +458,9 @@ def bench_bands(
     With `calibration_samples`, the words' bands are first calibrated at the base size (`measure_band_calibration`,
     the medium band no narrower than the seed noise of `spread_specs` specs under `spread_seeds` seeds); None keeps
     the fixed `DIFFICULTY_BANDS`. `max_draws` > 1 also measures generate-then-verify (`verified_draws`): the share
-    delivered inside the band when an instance outside it is drawn again, and the solves that took."""
+    delivered inside the band when an instance outside it is drawn again, and the solves that took.
+    `hard_margin` (decades) pays a hard request the band reward with that margin (`margin_band_reward`); None uses
+    the measured seed spread (0, the hardness reward, when it was not measured)."""
     import os
 
     load_before = os.getloadavg()
@@ -482,6 +485,11 @@ def bench_bands(
                 spread_seeds=spread_seeds,
             )
             table = {w: tuple(b) for w, b in calibrations[family]["bands"].items()}
+        spread = calibrations.get(family, {}).get("seed_spread_decades")
+        margin = hard_margin if hard_margin is not None else (spread or 0.0)
+        played = replace(settings, reward=replace(settings.reward, hard_margin=margin))
+        if family in calibrations:
+            calibrations[family]["hard_margin"] = margin
         for band in bands:
             words = f"needing about {band.split()[-1]} B&B nodes" if band.startswith("about") else band
             instruction = f"{base}, {words}"
@@ -489,7 +497,7 @@ def bench_bands(
                 instruction,
                 curriculum=(instruction,),
                 seed=seed,
-                settings=settings,
+                settings=played,
                 eval_scip=scip,
                 eval_instances=eval_instances,
                 crosscheck=None,
@@ -533,6 +541,7 @@ def bench_bands(
             "spread_specs": spread_specs,
             "spread_seeds": spread_seeds,
             "max_draws": max_draws,
+            "hard_margin": hard_margin,
         },
         "calibration": calibrations,
         "families": families,

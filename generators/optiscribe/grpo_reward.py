@@ -104,12 +104,17 @@ def optiscribe_scip_reward(
     gap_weight: float = 0.3,
     gap_cap: float = 0.25,
     node_cap: int | None = None,
+    hard_margin: float = 0.0,
 ) -> Callable[..., list[float | None]]:
     """A TRL reward function scoring challenger completions with SCIP (registered as `optiscribe_scip`); the node
-    share saturates at `node_cap` (default: the solver's `total_nodes`)."""
+    share saturates at `node_cap` (default: the solver's `total_nodes`); `hard_margin` as in `RewardSettings`."""
     scip = ScipSettings(seed=scip_seed, total_nodes=total_nodes, time_limit=time_limit)
     settings = RewardSettings(
-        node_weight=node_weight, gap_weight=gap_weight, node_cap=node_cap or total_nodes, gap_cap=gap_cap
+        node_weight=node_weight,
+        gap_weight=gap_weight,
+        node_cap=node_cap or total_nodes,
+        gap_cap=gap_cap,
+        hard_margin=hard_margin,
     )
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float | None]:

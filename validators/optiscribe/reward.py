@@ -17,7 +17,9 @@ class RewardSettings:
     """R = node_weight·clip(log(1+nodes)/log(1+node_cap)) + gap_weight·clip(postcut_gap/gap_cap) − timeout_penalty.
 
     The gate: SCIP found a feasible solution; otherwise R = 0. A time-limit stop is penalised because it is not
-    reproducible.
+    reproducible. `hard_margin` (decades, 0 = off) changes what a request asking an open-above band (hard) is paid:
+    the band reward with a margin (`margin_band_reward`) instead of the hardness reward, so that a challenger aims
+    that far above the band's edge rather than wherever the post-cut gap pays most.
     """
 
     node_weight: float = 0.7
@@ -25,6 +27,7 @@ class RewardSettings:
     node_cap: int = 5000
     gap_cap: float = 0.25
     timeout_penalty: float = 0.2
+    hard_margin: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values."""
@@ -53,14 +56,27 @@ def compute_reward(stats: Mapping[str, Any], settings: RewardSettings | None = N
     return max(reward, 0.0)
 
 
+def margin_band_reward(band: EffortBand, *, margin: float, feasible: bool, nodes: int, status: str) -> float:
+    """An open-above band's reward with a margin: below the edge as `band_reward` (at most 0.5, 0 a decade away);
+    inside, 0.5 at the edge rising linearly in log10(nodes) to 1 at `margin` decades above it; 0 without a feasible
+    solution. A solve stopped by the node cap pays what its node count shows."""
+    below = band_reward(band, feasible=feasible, nodes=nodes, status=status)
+    if not feasible or nodes < band.low:
+        return below
+    return 0.5 + 0.5 * min(1.0, math.log10(max(nodes, 1) / band.low) / margin)
+
+
 def request_reward(stats: Mapping[str, Any], band: EffortBand | None, settings: RewardSettings | None = None) -> float:
     """The reward of a solve for a request asking `band`: the hardness reward when no band or an open-above band
-    (hard) is asked, else the band reward (1 inside, 0 a decade away): an easy request is not paid for hardness."""
-    if band is None or band.high is None:
+    (hard) is asked (with `hard_margin`, the hard band's margin reward instead), else the band reward (1 inside, 0 a
+    decade away): an easy request is not paid for hardness."""
+    settings = settings or RewardSettings()
+    feasible, nodes, status = bool(stats.get("feasible")), int(stats.get("nodes") or 0), str(stats.get("status"))
+    if band is None or (band.high is None and settings.hard_margin <= 0):
         return compute_reward(stats, settings)
-    return band_reward(
-        band, feasible=bool(stats.get("feasible")), nodes=int(stats.get("nodes") or 0), status=str(stats.get("status"))
-    )
+    if band.high is None:
+        return margin_band_reward(band, margin=settings.hard_margin, feasible=feasible, nodes=nodes, status=status)
+    return band_reward(band, feasible=feasible, nodes=nodes, status=status)
 
 
 def is_trivial(nodes: float, postcut_gap: float | None) -> bool:

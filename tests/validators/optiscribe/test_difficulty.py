@@ -1,5 +1,7 @@
 """Difficulty as SCIP effort: the bands words and node targets ask, membership of capped solves, the band reward."""
 
+import math
+
 import pytest
 
 from synth.validators.optiscribe.difficulty import (
@@ -88,6 +90,24 @@ def test_easy_requests_are_not_paid_for_hardness_but_hard_ones_are():
     easy, hard = effort_band("easy", None), effort_band("hard", None)
     assert request_reward(stats, easy) == 0.0 and request_reward(easy_stats, easy) == 1.0
     assert request_reward(stats, hard) == compute_reward(stats) == request_reward(stats, None)
+
+
+def test_a_hard_margin_pays_a_hard_request_for_distance_above_the_edge_not_for_the_gap():
+    from synth.validators.optiscribe.reward import RewardSettings
+
+    hard = effort_band("hard", None)  # 300 nodes and more
+    margin = RewardSettings(hard_margin=0.5)
+
+    def paid(nodes: int, gap: float, settings: RewardSettings = margin, feasible: bool = True) -> float:
+        stats = {"feasible": feasible, "status": "optimal", "nodes": nodes, "postcut_gap": gap}
+        return request_reward(stats, hard, settings)
+
+    assert paid(300, 0.0) == 0.5 and paid(3000, 0.0) == 1.0  # the edge, and a decade (past the margin) above it
+    assert paid(600, 0.0) == pytest.approx(0.5 + 0.5 * math.log10(600 / 300) / 0.5)
+    assert paid(100, 0.25) < 0.5 and paid(30, 0.25) == 0.0 and paid(3000, 0.0, feasible=False) == 0.0
+    assert paid(400, 0.25) < paid(600, 0.0)  # the post-cut gap no longer buys a place just above the edge
+    # hard_margin 0 (the default) keeps the hardness reward, so recorded rewards of existing datasets still verify
+    assert paid(400, 0.25, RewardSettings()) == compute_reward({"feasible": True, "nodes": 400, "postcut_gap": 0.25})
 
 
 def test_calibrated_bands_split_the_measured_range_into_log_tertiles():
