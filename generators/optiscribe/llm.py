@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,15 +63,35 @@ class ChallengerAnswer:
 
 
 def challenger_request(
-    instruction: str, *, model: str = "scripted", sampling: SamplingParams | None = None
+    instruction: str,
+    *,
+    model: str = "scripted",
+    sampling: SamplingParams | None = None,
+    schema: dict[str, Any] | None = SPEC_SCHEMA,
 ) -> GenRequest:
-    """The generation request that asks a challenger for an instance."""
+    """The generation request that asks a challenger for an instance (`schema` None: no structured-output note)."""
     return GenRequest(
         model=model,
         messages=(Message("system", SYSTEM_PROMPT), Message("user", instruction)),
         sampling=sampling or SamplingParams(),
-        schema=SPEC_SCHEMA,
+        schema=schema,
     )
+
+
+def seeded_challenger_requests(
+    instruction: str, seeds: Sequence[int], *, model: str, temperature: float, max_tokens: int
+) -> list[GenRequest]:
+    """One request per instance seed, the seed as the sampling seed, with the system prompt and the instruction only
+    (no schema note), as SFT and GRPO saw them."""
+    return [
+        challenger_request(
+            instruction,
+            model=model,
+            sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
+            schema=None,
+        )
+        for seed in seeds
+    ]
 
 
 def _read_spec(text: str, request: InstanceRequest) -> ChallengerAnswer:
@@ -163,18 +183,10 @@ class ChallengerLLMSettings:
         return self.backend.build(scripted=scripted_challenger_backend())
 
     def requests(self, instruction: str, seeds: Sequence[int]) -> list[GenRequest]:
-        """One request per instance seed."""
-        return [
-            replace(
-                challenger_request(
-                    instruction,
-                    model=self.model,
-                    sampling=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed),
-                ),
-                schema=None,
-            )
-            for seed in seeds
-        ]
+        """One request per instance seed (`seeded_challenger_requests`)."""
+        return seeded_challenger_requests(
+            instruction, seeds, model=self.model, temperature=self.temperature, max_tokens=self.max_tokens
+        )
 
 
 def ask_challenger(

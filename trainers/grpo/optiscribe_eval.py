@@ -20,7 +20,6 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,20 +49,11 @@ def read_reward_curve(run: Path) -> list[dict[str, float]]:
 def _answers(
     backend: Any, instruction: str, seeds: Sequence[int], *, model: str, max_tokens: int, temperature: float
 ) -> list[str]:
-    from synth.core.llm import SamplingParams
-    from synth.generators.optiscribe.llm import challenger_request
+    from synth.generators.optiscribe.llm import seeded_challenger_requests
 
-    requests = [
-        replace(
-            challenger_request(
-                instruction,
-                model=model,
-                sampling=SamplingParams(max_tokens=max_tokens, seed=seed, temperature=temperature),
-            ),
-            schema=None,
-        )
-        for seed in seeds
-    ]
+    requests = seeded_challenger_requests(
+        instruction, seeds, model=model, temperature=temperature, max_tokens=max_tokens
+    )
     return [result.texts[0] for result in backend.generate(requests)]
 
 

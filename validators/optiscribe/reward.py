@@ -60,9 +60,8 @@ def margin_band_reward(band: EffortBand, *, margin: float, feasible: bool, nodes
     """An open-above band's reward with a margin: below the edge as `band_reward` (at most 0.5, 0 a decade away);
     inside, 0.5 at the edge rising linearly in log10(nodes) to 1 at `margin` decades above it; 0 without a feasible
     solution. A solve stopped by the node cap pays what its node count shows."""
-    below = band_reward(band, feasible=feasible, nodes=nodes, status=status)
     if not feasible or nodes < band.low:
-        return below
+        return band_reward(band, feasible=feasible, nodes=nodes, status=status)
     return 0.5 + 0.5 * min(1.0, math.log10(max(nodes, 1) / band.low) / margin)
 
 
