@@ -211,6 +211,14 @@ def optiscribe_command(
     workers: int = typer.Option(1, "--workers", min=1, help="Solver processes (results do not depend on it)."),
     scale: str = typer.Option("real", "--scale", help="real (CFL 100×100, max-cut 200 nodes) or small (tests)."),
     families: str = typer.Option("facility_location,max_cut", "--families", help="Comma-separated families."),
+    selfplay_size: str = typer.Option(
+        "proxy",
+        "--selfplay-size",
+        help="Where the challenger self-plays: proxy (the bench curricula: CFL at 50×50) or real (the evaluated size).",
+    ),
+    instance_seeds: int = typer.Option(
+        1, "--instance-seeds", min=1, help="Instances solved per proposed spec in self-play (scored by their mean)."
+    ),
 ) -> None:
     """Self-played vs default-generator MILPs (CFL 100×100, max-cut 200 nodes): SCIP node and post-cut gap ratios."""
     from synth.generators.optiscribe.bench import (
@@ -229,6 +237,10 @@ def optiscribe_command(
     if challenger not in ("cem", "bandit"):
         err_console.print(f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose cem, bandit")
         raise typer.Exit(2)
+    if selfplay_size not in ("proxy", "real"):
+        err_console.print(f"[bold red]error:[/] --selfplay-size: unknown size {selfplay_size!r}; choose proxy, real")
+        raise typer.Exit(2)
+    chosen = {name: standard[name] for name in names}
     report = bench_optiscribe(
         seed=seed,
         rounds=rounds,
@@ -240,7 +252,9 @@ def optiscribe_command(
         eval_total_nodes=eval_total_nodes,
         time_limit=time_limit,
         workers=workers,
-        instructions={name: standard[name] for name in names},
+        instructions=chosen,
+        curricula={name: (text,) for name, text in chosen.items()} if selfplay_size == "real" else None,
+        instance_seeds=instance_seeds,
     )
     write_bench(report, out)
     summary = {

@@ -79,6 +79,9 @@ class OptiScribeConfig(StrictModel):
     llm: OptiScribeLLMConfig = Field(default_factory=OptiScribeLLMConfig, description="the `llm` challenger's backend")
     rounds: PositiveInt = Field(4, description="self-play rounds per shard")
     candidates: PositiveInt = Field(8, description="proposals per round")
+    instance_seeds: PositiveInt = Field(
+        1, description="instances solved per proposed spec; the learner scores a spec by their mean reward"
+    )
     elite_fraction: float = Field(0.25, gt=0, le=1)
     smoothing: float = Field(0.5, gt=0, le=1, description="CEM step towards the elite")
     min_std: float = Field(0.1, gt=0, le=1, description="CEM floor on each dimension's spread (normalised)")
@@ -119,6 +122,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
     settings = SelfPlaySettings(
         rounds=config.rounds,
         candidates=config.candidates,
+        instance_seeds=config.instance_seeds,
         challenger=config.challenger,
         elite_fraction=config.elite_fraction,
         smoothing=config.smoothing,

@@ -47,10 +47,12 @@ BENCH_INSTRUCTIONS: dict[str, str] = {  # Ecole's CFL (splittable demands) and a
     ),
     "max_cut": "a max-cut problem with 200 nodes, density 0.015, hard",
 }
-BENCH_CURRICULA: dict[str, tuple[str, ...]] = {  # self-play sizes; the policy is then used at the real size
-    # CFL 100x100 solves take minutes, so CFL self-plays at 50x50 (seconds); max-cut self-plays at its real size
-    # (seconds per solve), because at 40-100 nodes unit +-1 weights and the default weights need the same few
-    # nodes (measured 2-16), so smaller sizes cannot show the knob that makes 200-node graphs hard
+BENCH_CURRICULA: dict[str, tuple[str, ...]] = {  # proxy self-play sizes; the policy is then used at the real size
+    # CFL self-plays at 50x50 (seconds a solve; 100x100 takes 10-100 s on a free core; `--selfplay-size real`
+    # self-plays there). At both sizes one parameterisation spreads over decades of nodes across instance seeds
+    # (`--instance-seeds` scores a spec over several). Max-cut self-plays
+    # at its real size (seconds per solve), because at 40-100 nodes unit +-1 weights and the default weights need
+    # the same few nodes (measured 2-16), so smaller sizes cannot show the knob that makes 200-node graphs hard
     "facility_location": (
         "a capacitated facility location problem with 50 customers and 50 facilities, splittable demands, hard",
     ),
@@ -236,6 +238,7 @@ def bench_optiscribe(
     challenger: Literal["cem", "bandit"] = "cem",
     instructions: Mapping[str, str] | None = None,
     curricula: Mapping[str, Sequence[str]] | None = None,
+    instance_seeds: int = 1,
     total_nodes: int = 5000,
     time_limit: float = 60.0,
     eval_total_nodes: int | None = None,
@@ -251,6 +254,7 @@ def bench_optiscribe(
         instructions: family → evaluation instruction; default `BENCH_INSTRUCTIONS` (CFL 100×100, max-cut 200).
         curricula: family → self-play instructions (easiest first); default `BENCH_CURRICULA` for the default
             instructions, else the evaluation instruction alone.
+        instance_seeds: instances solved per proposed spec in self-play (the learner scores a spec by their mean).
         total_nodes, time_limit: SCIP's caps during self-play; `eval_total_nodes`, `eval_time_limit` at evaluation
             (default: the same).
         workers: processes solving the instances of a round / group (results do not depend on it).
@@ -273,6 +277,7 @@ def bench_optiscribe(
     settings = SelfPlaySettings(
         rounds=rounds,
         candidates=candidates,
+        instance_seeds=instance_seeds,
         smoothing=smoothing,
         min_std=min_std,
         initial_std=initial_std,
@@ -305,6 +310,7 @@ def bench_optiscribe(
             "challenger": challenger,
             "rounds": rounds,
             "candidates": candidates,
+            "instance_seeds": instance_seeds,
             "eval_instances": eval_instances,
             "smoothing": smoothing,
             "min_std": min_std,

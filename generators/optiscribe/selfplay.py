@@ -47,6 +47,7 @@ class SelfPlaySettings:
 
     rounds: int = 4
     candidates: int = 8
+    instance_seeds: int = 1  # instances solved per proposed spec; the learner scores a spec by their mean reward
     challenger: ChallengerKind = "cem"
     elite_fraction: float = 0.25
     smoothing: float = 0.5
@@ -147,19 +148,31 @@ class RoundProposal:
 def policy_proposals(
     state: SelfPlayState, request: InstanceRequest, *, settings: SelfPlaySettings, rng: np.random.Generator
 ) -> list[RoundProposal]:
-    """The `cem`/`bandit` policy's samples, or the `default` spec, each after its instance seed."""
+    """The `cem`/`bandit` policy's samples, or the `default` spec, each after its instance seed; with
+    `instance_seeds` k > 1 each spec is proposed k times in a row, under its own and k − 1 further seeds."""
     proposals = []
     for _ in range(settings.candidates):
         seed = int(rng.integers(2**62))
         try:
             if settings.challenger in LEARNERS:
                 sampled = state.policy.sample(request, rng)
-                proposals.append(RoundProposal(seed, spec=sampled.spec, draws=dict(sampled.draws)))
+                proposal = RoundProposal(seed, spec=sampled.spec, draws=dict(sampled.draws))
             else:
-                proposals.append(RoundProposal(seed, spec=request.make_spec()))
+                proposal = RoundProposal(seed, spec=request.make_spec())
         except SpecError as caught:
-            proposals.append(RoundProposal(seed, error=str(caught), error_code=caught.code))
+            proposal = RoundProposal(seed, error=str(caught), error_code=caught.code)
+        extra = [int(rng.integers(2**62)) for _ in range(settings.instance_seeds - 1)]
+        proposals += [proposal, *(replace(proposal, seed=s) for s in extra)]
     return proposals
+
+
+def spec_scores(rewards: Sequence[float], work: Sequence[float], group: int) -> tuple[list[float], list[float]]:
+    """Each spec's mean reward and mean solver work over its `group` consecutive instances."""
+    chunks = range(0, len(rewards), group)
+    return (
+        [statistics.fmean(rewards[i : i + group]) for i in chunks],
+        [statistics.fmean(work[i : i + group]) for i in chunks],
+    )
 
 
 def llm_proposals(
@@ -226,7 +239,9 @@ def play_round(
         )
     if settings.challenger in LEARNERS:
         work = [c.stats.deterministic_time if c.stats else 0.0 for c in candidates]
-        state.policy.update([p.draws for p in proposals], [c.reward for c in candidates], tiebreak=work)
+        group = settings.instance_seeds
+        rewards, work = spec_scores([c.reward for c in candidates], work, group)
+        state.policy.update([p.draws for p in proposals[::group]], rewards, tiebreak=work)
     _record_round(state, candidates, settings, last_level=len(curriculum) - 1)
     return candidates
 

@@ -47,18 +47,24 @@ def test_bench_optiscribe_runs_the_asked_families_only(tmp_path):
     pytest.importorskip("pyscipopt")
     out = tmp_path / "maxcut.json"
     args = ("--rounds", "1", "--candidates", "1", "--eval-instances", "1", "--no-crosscheck", "--scale", "small")
-    result = invoke("bench", "optiscribe", *args, "--families", "max_cut", "--out", out)
+    result = invoke("bench", "optiscribe", *args, "--families", "max_cut", "--selfplay-size", "real", "--out", out)
     assert result.exit_code == 0, result.output
-    assert set(json.loads(out.read_text())["families"]) == {"max_cut"}
+    families = json.loads(out.read_text())["families"]
+    assert set(families) == {"max_cut"}
+    assert families["max_cut"]["curriculum"] == [families["max_cut"]["instruction"]]
     refused = invoke("bench", "optiscribe", "--families", "tsp", "--out", tmp_path / "x.json")
     assert refused.exit_code == 2 and "unknown family 'tsp'" in refused.output
     assert not (tmp_path / "x.json").exists()
 
 
-def test_bench_optiscribe_refuses_an_unknown_learner(tmp_path):
+def test_bench_optiscribe_refuses_an_unknown_learner_or_selfplay_size(tmp_path):
     result = invoke("bench", "optiscribe", "--challenger", "ga", "--out", tmp_path / "x.json")
     assert result.exit_code == 2
     assert "unknown learner 'ga'" in result.output
+    result = invoke("bench", "optiscribe", "--selfplay-size", "huge", "--out", tmp_path / "x.json")
+    assert result.exit_code == 2
+    assert "unknown size 'huge'" in result.output
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_bench_marco_writes_metrics_and_a_plot(tmp_path):

@@ -81,3 +81,28 @@ def test_a_spec_the_challenger_cannot_build_is_a_rejected_row_with_the_spec_code
             r"independent_set: knob `affinity` \(\d+\) must be below `nodes` \([456]\)", rejection.detail
         )
         assert rejection.values["instruction"] == generator.curriculum[0]
+
+
+def test_each_spec_is_solved_under_several_instance_seeds_and_scored_by_their_mean():
+    from synth.generators.optiscribe.selfplay import spec_scores
+
+    settings = SelfPlaySettings(rounds=2, candidates=2, instance_seeds=3, scip=SETTINGS.scip)
+    candidates, state = run_selfplay([TINY], settings=settings, seed=4)
+    assert len(candidates) == 12 and [h["round"] for h in state.history] == [0, 1]
+    for start in range(0, 12, 3):
+        group = candidates[start : start + 3]
+        assert all(c.spec == group[0].spec and c.round == group[0].round for c in group)
+        assert len({c.seed for c in group}) == 3 and len({c.model_text for c in group}) == 3
+    single, _ = run_selfplay([TINY], settings=SelfPlaySettings(rounds=1, candidates=2, scip=SETTINGS.scip), seed=4)
+    assert (single[0].spec, single[0].seed) == (candidates[0].spec, candidates[0].seed)  # one seed: draws unchanged
+    assert spec_scores([0.1, 0.2, 0.6, 1.0, 1.0, 0.4], [3.0, 1.0, 2.0, 0.0, 0.0, 6.0], 3) == (
+        pytest.approx([0.3, 0.8]),
+        pytest.approx([2.0, 2.0]),
+    )
+
+
+def test_a_config_sets_the_instance_seeds_per_spec():
+    from synth.pipelines.optiscribe import OptiScribeConfig, build_generator
+
+    assert build_generator(OptiScribeConfig(curriculum=[TINY], instance_seeds=3)).settings.instance_seeds == 3
+    assert build_generator(OptiScribeConfig(curriculum=[TINY])).settings.instance_seeds == 1
