@@ -80,7 +80,7 @@ class OptiScribeConfig(StrictModel):
     rounds: PositiveInt = Field(4, description="self-play rounds per shard")
     candidates: PositiveInt = Field(8, description="proposals per round")
     instance_seeds: PositiveInt = Field(
-        1, description="instances solved per proposed spec; the learner scores a spec by their mean reward"
+        1, description="instances solved per proposed spec (cem, bandit, default); a learner scores it by their mean"
     )
     elite_fraction: float = Field(0.25, gt=0, le=1)
     smoothing: float = Field(0.5, gt=0, le=1, description="CEM step towards the elite")
@@ -101,6 +101,13 @@ class OptiScribeConfig(StrictModel):
 
         for request in parse_curriculum(self.curriculum):
             check_band_reachable(request.effort(), self.scip.total_nodes)
+        return self
+
+    @model_validator(mode="after")
+    def _seeds_per_spec_need_a_spec_challenger(self) -> OptiScribeConfig:
+        if self.instance_seeds > 1 and self.challenger == "llm":
+            msg = "instance_seeds > 1 needs a spec challenger (cem, bandit, default): the llm answers once per seed"
+            raise ValueError(msg)
         return self
 
     @field_validator("curriculum")

@@ -168,6 +168,7 @@ def test_export_command_writes_both_formats_and_refuses_a_used_target(dataset, t
         ),
         ({"scip": {"emphasis": "fastest"}}, "unknown emphasis 'fastest'"),
         ({"scip": {"meta": {"separating": "sometimes"}}}, "meta setting separating='sometimes'"),
+        ({"challenger": "llm", "instance_seeds": 3}, "instance_seeds > 1 needs a spec challenger"),
     ],
 )
 def test_an_unreachable_band_or_unknown_scip_setting_is_a_one_line_config_error(tmp_path, generator, fragment):

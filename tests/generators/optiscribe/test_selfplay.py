@@ -106,3 +106,5 @@ def test_a_config_sets_the_instance_seeds_per_spec():
 
     assert build_generator(OptiScribeConfig(curriculum=[TINY], instance_seeds=3)).settings.instance_seeds == 3
     assert build_generator(OptiScribeConfig(curriculum=[TINY])).settings.instance_seeds == 1
+    with pytest.raises(ValueError, match="instance_seeds > 1 needs a spec challenger"):
+        OptiScribeConfig(curriculum=[TINY], instance_seeds=2, challenger="llm")
