@@ -50,9 +50,9 @@ BENCH_INSTRUCTIONS: dict[str, str] = {  # Ecole's CFL (splittable demands) and a
 BENCH_CURRICULA: dict[str, tuple[str, ...]] = {  # proxy self-play sizes; the policy is then used at the real size
     # CFL self-plays at 50x50 (seconds a solve; 100x100 takes 10-100 s on a free core; `--selfplay-size real`
     # self-plays there). At both sizes one parameterisation spreads over decades of nodes across instance seeds
-    # (`--instance-seeds` scores a spec over several). Max-cut self-plays
-    # at its real size (seconds per solve), because at 40-100 nodes unit +-1 weights and the default weights need
-    # the same few nodes (measured 2-16), so smaller sizes cannot show the knob that makes 200-node graphs hard
+    # (`--instance-seeds` scores a spec over several). Max-cut self-plays at its real size (seconds per solve),
+    # because at 40-100 nodes unit +-1 weights and the default weights need the same few nodes (measured 2-16), so
+    # smaller sizes cannot show the knob that makes 200-node graphs hard
     "facility_location": (
         "a capacitated facility location problem with 50 customers and 50 facilities, splittable demands, hard",
     ),

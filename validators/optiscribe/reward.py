@@ -70,9 +70,9 @@ def request_reward(stats: Mapping[str, Any], band: EffortBand | None, settings: 
     (hard) is asked (with `hard_margin`, the hard band's margin reward instead), else the band reward (1 inside, 0 a
     decade away): an easy request is not paid for hardness."""
     settings = settings or RewardSettings()
-    feasible, nodes, status = bool(stats.get("feasible")), int(stats.get("nodes") or 0), str(stats.get("status"))
     if band is None or (band.high is None and settings.hard_margin <= 0):
         return compute_reward(stats, settings)
+    feasible, nodes, status = bool(stats.get("feasible")), int(stats.get("nodes") or 0), str(stats.get("status"))
     if band.high is None:
         return margin_band_reward(band, margin=settings.hard_margin, feasible=feasible, nodes=nodes, status=status)
     return band_reward(band, feasible=feasible, nodes=nodes, status=status)
