@@ -199,7 +199,7 @@ def lob_realism_command(
 @cli_errors
 def optiscribe_command(
     out: Path = typer.Option(Path("bench-optiscribe.json"), "--out", "-o", help="Where to write the JSON report."),
-    challenger: str = typer.Option("cem", "--challenger", help="Learner of the scripted challenger: cem or bandit."),
+    challenger: str = typer.Option("cem", "--challenger", help="Scripted challenger's learner: cem, bandit or gp."),
     rounds: int = typer.Option(3, "--rounds", min=1, help="Self-play rounds before the evaluation."),
     candidates: int = typer.Option(6, "--candidates", min=1, help="Proposals per self-play round."),
     eval_instances: int = typer.Option(4, "--eval-instances", min=1, help="Instances solved per group."),
@@ -234,8 +234,8 @@ def optiscribe_command(
     standard = SMALL_BENCH_INSTRUCTIONS if scale == "small" else BENCH_INSTRUCTIONS
     names = split_choices(families, standard, option="--families", noun="family")
 
-    if challenger not in ("cem", "bandit"):
-        err_console.print(f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose cem, bandit")
+    if challenger not in ("cem", "bandit", "gp"):
+        err_console.print(f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose cem, bandit, gp")
         raise typer.Exit(2)
     if selfplay_size not in ("proxy", "real"):
         err_console.print(f"[bold red]error:[/] --selfplay-size: unknown size {selfplay_size!r}; choose proxy, real")

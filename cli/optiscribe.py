@@ -108,11 +108,14 @@ def bands_command(
     hard_margin: float | None = typer.Option(
         None, "--hard-margin", min=0.0, help="Decades above the hard edge its reward peaks (default: the seed noise)."
     ),
+    challenger: str = typer.Option("cem", "--challenger", help="Scripted challenger's learner: cem, bandit or gp."),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
 
     names = split_choices(families, BAND_BASES, option="--families", noun="family")
+    if challenger not in ("cem", "bandit", "gp"):
+        exit_with_error(f"--challenger: unknown learner {challenger!r}; choose cem, bandit, gp", code=2)
 
     chosen = []
     for band in (b.strip() for b in bands.split(",") if b.strip()):
@@ -138,6 +141,7 @@ def bands_command(
             spread_seeds=spread_seeds,
             max_draws=max_draws,
             hard_margin=hard_margin,
+            challenger=challenger,  # type: ignore[arg-type]
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)

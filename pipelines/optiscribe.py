@@ -73,20 +73,23 @@ class OptiScribeConfig(StrictModel):
     curriculum: list[str] = Field(
         default_factory=lambda: list(DEFAULT_CURRICULUM), description="instructions of one family, easiest first"
     )
-    challenger: Literal["cem", "bandit", "default", "llm"] = Field(
-        "cem", description="cem or bandit learner, the Ecole-style default parameterisation, or an LLM (`llm`)"
+    challenger: Literal["cem", "bandit", "gp", "default", "llm"] = Field(
+        "cem",
+        description="cem, bandit or gp (Bayesian optimisation) learner, the Ecole-style default parameterisation, "
+        "or an LLM (`llm`)",
     )
     llm: OptiScribeLLMConfig = Field(default_factory=OptiScribeLLMConfig, description="the `llm` challenger's backend")
     rounds: PositiveInt = Field(4, description="self-play rounds per shard")
     candidates: PositiveInt = Field(8, description="proposals per round")
     instance_seeds: PositiveInt = Field(
-        1, description="instances solved per proposed spec (cem, bandit, default); a learner scores it by their mean"
+        1, description="instances solved per proposed spec (not with llm); a learner scores the spec by their mean"
     )
     elite_fraction: float = Field(0.25, gt=0, le=1)
     smoothing: float = Field(0.5, gt=0, le=1, description="CEM step towards the elite")
     min_std: float = Field(0.1, gt=0, le=1, description="CEM floor on each dimension's spread (normalised)")
     initial_std: float = Field(0.5, gt=0, le=1, description="CEM starting spread around the standard knobs")
     bandit_bins: PositiveInt = Field(4, description="bandit arms per numeric dimension")
+    gp_initial_samples: PositiveInt = Field(8, description="gp learner: uniform proposals before the surrogate is used")
     advance_reward: float = Field(0.5, ge=0, description="median reward that moves the curriculum on")
     advance_feasible: float = Field(0.8, ge=0, le=1, description="feasible share that moves the curriculum on")
     scip: ScipConfig = Field(default_factory=ScipConfig)
@@ -106,7 +109,7 @@ class OptiScribeConfig(StrictModel):
     @model_validator(mode="after")
     def _seeds_per_spec_need_a_spec_challenger(self) -> OptiScribeConfig:
         if self.instance_seeds > 1 and self.challenger == "llm":
-            msg = "instance_seeds > 1 needs a spec challenger (cem, bandit, default): the llm answers once per seed"
+            msg = "instance_seeds > 1 needs a spec challenger (cem, bandit, gp, default): the llm answers once per seed"
             raise ValueError(msg)
         return self
 
@@ -136,6 +139,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         min_std=config.min_std,
         initial_std=config.initial_std,
         bandit_bins=config.bandit_bins,
+        gp_initial_samples=config.gp_initial_samples,
         llm=ChallengerLLMSettings(
             backend=LLMBackendConfig(**config.llm.model_dump(include=set(LLMBackendConfig.model_fields))),
             temperature=config.llm.temperature,

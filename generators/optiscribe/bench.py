@@ -23,8 +23,8 @@ import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
-from synth.generators.optiscribe.policy import CemPolicy, free_dimensions, spec_from_draws
-from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, run_selfplay
+from synth.generators.optiscribe.policy import free_dimensions, spec_from_draws
+from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, policy_from_dict, run_selfplay
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
 from synth.validators.optiscribe.difficulty import (
     CAPPED_STATUSES,
@@ -235,7 +235,7 @@ def bench_optiscribe(
     smoothing: float = 0.5,
     min_std: float = 0.1,
     initial_std: float = 0.5,
-    challenger: Literal["cem", "bandit"] = "cem",
+    challenger: Literal["cem", "bandit", "gp"] = "cem",
     instructions: Mapping[str, str] | None = None,
     curricula: Mapping[str, Sequence[str]] | None = None,
     instance_seeds: int = 1,
@@ -456,6 +456,7 @@ def bench_bands(
     spread_seeds: int = 6,
     max_draws: int = 3,
     hard_margin: float | None = None,
+    challenger: Literal["cem", "bandit", "gp"] = "cem",
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -472,7 +473,7 @@ def bench_bands(
     load_before = os.getloadavg()
     scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit)
     settings = SelfPlaySettings(
-        rounds=rounds, candidates=candidates, min_std=min_std, challenger="cem", scip=scip, workers=workers
+        rounds=rounds, candidates=candidates, min_std=min_std, challenger=challenger, scip=scip, workers=workers
     )
     start = time.perf_counter()
     families: dict[str, Any] = {}
@@ -510,7 +511,7 @@ def bench_bands(
                 bands=table,  # type: ignore[arg-type]
             )
             asked = replace(parse_instruction(instruction), bands=table)
-            policy = CemPolicy.from_dict(result["training"]["policy"])
+            policy = policy_from_dict(result["training"]["policy"])
             options = {"instances": eval_instances, "max_draws": max_draws, "seed": seed, "scip": scip}
             verified = verified_draws(policy, asked, **options, workers=workers)
             families[family][band] = {
@@ -548,6 +549,7 @@ def bench_bands(
             "spread_seeds": spread_seeds,
             "max_draws": max_draws,
             "hard_margin": hard_margin,
+            "challenger": challenger,
         },
         "calibration": calibrations,
         "families": families,

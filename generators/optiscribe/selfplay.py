@@ -1,7 +1,7 @@
 """Challenger/solver self-play with a size curriculum.
 
 Each round the challenger takes the instruction of its current curriculum level and proposes `candidates`
-specs: the `cem` and `bandit` challengers sample their learned policy, the `default` challenger always answers
+specs: the `cem`, `bandit` and `gp` challengers sample their learned policy, the `default` challenger always answers
 with the family's standard parameterisation (the Ecole-style baseline), and the `llm` challenger asks a model
 through an LLM backend (one batched call per round) and reads each answer with `read_challenger_answer`: a spec
 is built with the proposal's seed, LP text is solved as written, a refused answer is kept with its stable code.
@@ -28,6 +28,7 @@ from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.llm import ChallengerLLMSettings, ask_challenger
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import CemPolicy
+from synth.generators.optiscribe.surrogate import GaussianProcessPolicy
 from synth.validators.optiscribe.difficulty import BandTable, check_band_reachable
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.request import InstanceRequest
@@ -35,9 +36,9 @@ from synth.validators.optiscribe.reward import RewardSettings, request_reward
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 
-ChallengerKind = Literal["cem", "bandit", "default", "llm"]
-LEARNERS: tuple[ChallengerKind, ...] = ("cem", "bandit")
-Policy = CemPolicy | BanditPolicy
+ChallengerKind = Literal["cem", "bandit", "gp", "default", "llm"]
+LEARNERS: tuple[ChallengerKind, ...] = ("cem", "bandit", "gp")
+Policy = CemPolicy | BanditPolicy | GaussianProcessPolicy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +55,7 @@ class SelfPlaySettings:
     min_std: float = 0.1
     initial_std: float = 0.5
     bandit_bins: int = 4
+    gp_initial_samples: int = 8  # the gp learner's uniform initial design, in proposals
     llm: ChallengerLLMSettings = field(default_factory=ChallengerLLMSettings)
     advance_reward: float = 0.5
     advance_feasible: float = 0.8
@@ -102,6 +104,15 @@ def parse_curriculum(instructions: Sequence[str], *, bands: BandTable | None = N
     return requests
 
 
+def policy_from_dict(saved: Mapping[str, Any]) -> Policy:
+    """Rebuild a learner saved by its `to_dict` (its `kind`: cem, bandit or gp)."""
+    if saved.get("kind") == "bandit":
+        return BanditPolicy.from_dict(saved)
+    if saved.get("kind") == "gp":
+        return GaussianProcessPolicy.from_dict(saved)
+    return CemPolicy.from_dict(saved)
+
+
 @dataclass
 class SelfPlayState:
     """Everything carried between rounds: the policy, the curriculum level, the next round and the history."""
@@ -121,8 +132,7 @@ class SelfPlayState:
         """Rebuild a state saved by `to_json`."""
         data = json.loads(text)
         saved = data["policy"]
-        policy = BanditPolicy.from_dict(saved) if saved.get("kind") == "bandit" else CemPolicy.from_dict(saved)
-        return cls(policy, int(data["level"]), int(data["round"]), list(data["history"]))
+        return cls(policy_from_dict(saved), int(data["level"]), int(data["round"]), list(data["history"]))
 
 
 @dataclass(frozen=True)
@@ -148,7 +158,7 @@ class RoundProposal:
 def policy_proposals(
     state: SelfPlayState, request: InstanceRequest, *, settings: SelfPlaySettings, rng: np.random.Generator
 ) -> list[RoundProposal]:
-    """The `cem`/`bandit` policy's samples, or the `default` spec, each after its instance seed; with
+    """The learner's (`cem`, `bandit`, `gp`) samples, or the `default` spec, each after its instance seed; with
     `instance_seeds` k > 1 each spec is proposed k times in a row, under its own and k − 1 further seeds."""
     proposals = []
     for _ in range(settings.candidates):
@@ -272,6 +282,8 @@ def new_state(settings: SelfPlaySettings) -> SelfPlayState:
     challengers), or an empty bandit."""
     if settings.challenger == "bandit":
         return SelfPlayState(BanditPolicy(bins=settings.bandit_bins))
+    if settings.challenger == "gp":
+        return SelfPlayState(GaussianProcessPolicy(initial_samples=settings.gp_initial_samples))
     return SelfPlayState(
         CemPolicy(
             elite_fraction=settings.elite_fraction,

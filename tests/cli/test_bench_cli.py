@@ -57,6 +57,18 @@ def test_bench_optiscribe_runs_the_asked_families_only(tmp_path):
     assert not (tmp_path / "x.json").exists()
 
 
+def test_bench_optiscribe_self_plays_with_the_gaussian_process_learner(tmp_path):
+    pytest.importorskip("pyscipopt")
+    out = tmp_path / "gp.json"
+    args = ("--rounds", "2", "--candidates", "2", "--eval-instances", "1", "--no-crosscheck", "--scale", "small")
+    result = invoke("bench", "optiscribe", *args, "--families", "max_cut", "--challenger", "gp", "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["challenger"] == "gp"
+    policy = report["families"]["max_cut"]["training"]["policy"]
+    assert policy["kind"] == "gp" and len(policy["observations"]) == 4  # every self-played spec is observed
+
+
 def test_bench_optiscribe_refuses_an_unknown_learner_or_selfplay_size(tmp_path):
     result = invoke("bench", "optiscribe", "--challenger", "ga", "--out", tmp_path / "x.json")
     assert result.exit_code == 2

@@ -191,6 +191,8 @@ def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
     assert band.exit_code == 2 and "unknown band 'extreme'" in band.output
     family = invoke("optiscribe", "bands", "--families", "max_cut,sudoku", "--out", tmp_path / "b.json")
     assert family.exit_code == 2 and "unknown family 'sudoku'" in family.output
+    learner = invoke("optiscribe", "bands", "--challenger", "ga", "--out", tmp_path / "b.json")
+    assert learner.exit_code == 2 and "unknown learner 'ga'" in learner.output
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
 
 

@@ -50,17 +50,20 @@ def test_the_default_challenger_answers_with_the_standard_parameterisation():
     assert all(c.reward > 0 and c.stats.feasible for c in candidates)
 
 
-def test_the_bandit_challenger_plays_and_resumes_from_its_saved_state(tmp_path):
-    settings = SelfPlaySettings(rounds=2, candidates=3, challenger="bandit", scip=SETTINGS.scip)
-    straight, final = run_selfplay([TINY], settings=settings, seed=2)
-    path = tmp_path / "bandit.json"
-    one = SelfPlaySettings(rounds=1, candidates=3, challenger="bandit", scip=SETTINGS.scip)
-    first, _ = run_selfplay([TINY], settings=one, seed=2, state_path=path)
-    rest, resumed = run_selfplay([TINY], settings=settings, seed=2, state_path=path)
-    assert json.loads(path.read_text())["policy"]["kind"] == "bandit"
+@pytest.mark.parametrize("learner", ["bandit", "gp"])
+def test_a_learner_plays_and_resumes_from_its_saved_state(tmp_path, learner):
+    options = {"candidates": 3, "challenger": learner, "gp_initial_samples": 3, "scip": SETTINGS.scip}
+    straight, final = run_selfplay([TINY], settings=SelfPlaySettings(rounds=3, **options), seed=2)
+    path = tmp_path / f"{learner}.json"
+    first, _ = run_selfplay([TINY], settings=SelfPlaySettings(rounds=1, **options), seed=2, state_path=path)
+    assert json.loads(path.read_text())["policy"]["kind"] == learner
+    rest, resumed = run_selfplay([TINY], settings=SelfPlaySettings(rounds=3, **options), seed=2, state_path=path)
     assert [c.model_text for c in first + rest] == [c.model_text for c in straight]
     assert resumed.to_json() == final.to_json()
-    assert sum(final.policy.counts["density"].values()) == 6
+    if learner == "bandit":
+        assert sum(final.policy.counts["density"].values()) == 9
+    else:  # rounds 1 and 2 were proposed by the fitted surrogate; every reward was observed
+        assert [obs["reward"] for obs in final.policy.observations] == [c.reward for c in straight]
 
 
 def test_a_spec_the_challenger_cannot_build_is_a_rejected_row_with_the_spec_code():
