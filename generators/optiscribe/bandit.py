@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.optiscribe.policy import Dimension, Proposal, free_dimensions, spec_from_draws
-from synth.validators.optiscribe.request import InstanceRequest
+from synth.generators.optiscribe.policy import Dimension, Draws, KnobLearner, Observed
 
 
 def _arm(dim: Dimension, drawn: float | str, bins: int) -> str:
@@ -27,7 +26,7 @@ def _arm(dim: Dimension, drawn: float | str, bins: int) -> str:
 
 
 @dataclass
-class BanditPolicy:
+class BanditPolicy(KnobLearner):
     """Per-dimension arm statistics (counts and reward sums), sampled by Gaussian Thompson sampling."""
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -49,22 +48,15 @@ class BanditPolicy:
             scores.append(mean + rng.normal() * self.scale / math.sqrt(count + 1))
         return arms[int(np.argmax(scores))]
 
-    def sample(self, request: InstanceRequest, rng: np.random.Generator) -> Proposal:
-        """Draw one spec inside `request`."""
-        dims = free_dimensions(request)
-        draws: dict[str, float | str] = {}
+    def draw(self, dims: Sequence[Dimension], rng: np.random.Generator) -> Draws:
+        """Each dimension's Thompson-sampled arm; a position drawn uniformly inside a numeric arm."""
+        draws: Draws = {}
         for dim in dims:
             arm = self._pick(dim, rng)
             draws[dim.name] = arm if dim.kind == "choice" else (int(arm) + float(rng.random())) / self.bins
-        return Proposal(spec_from_draws(request, dims, draws), draws)
+        return draws
 
-    def update(
-        self,
-        proposals: Sequence[Mapping[str, float | str]],
-        rewards: Sequence[float],
-        *,
-        tiebreak: Sequence[float] | None = None,
-    ) -> None:
+    def update(self, proposals: Observed, rewards: Sequence[float], *, tiebreak: Sequence[float] | None = None) -> None:
         """Add each proposal's reward to the arms it used (`tiebreak` is unused: rewards are averaged)."""
         for draws, reward in zip(proposals, rewards, strict=True):
             for name, drawn in draws.items():

@@ -110,8 +110,31 @@ def spec_from_draws(
     return request.make_spec(sizes=sizes, density=density, knobs={**request.make_spec().knobs, **knobs})
 
 
+Draws = dict[str, float | str]
+Observed = Sequence[Mapping[str, float | str]]
+
+
+class KnobLearner:
+    """A learner over the free dimensions of a request: `draw` normalised positions and choices for them, `update`
+    from the rewards of proposals (their draws); `sample` turns a draw into a spec inside the request."""
+
+    def draw(self, dims: Sequence[Dimension], rng: np.random.Generator) -> Draws:
+        """Positions in [0, 1] for numeric dimensions and a choice for the others."""
+        raise NotImplementedError
+
+    def update(self, proposals: Observed, rewards: Sequence[float], *, tiebreak: Sequence[float] | None = None) -> None:
+        """Learn from each proposal's reward (`tiebreak` orders equal rewards where the learner ranks them)."""
+        raise NotImplementedError
+
+    def sample(self, request: InstanceRequest, rng: np.random.Generator) -> Proposal:
+        """Draw one spec inside `request`."""
+        dims = free_dimensions(request)
+        draws = self.draw(dims, rng)
+        return Proposal(spec_from_draws(request, dims, draws), draws)
+
+
 @dataclass
-class CemPolicy:
+class CemPolicy(KnobLearner):
     """Gaussian and categorical distributions over normalised dimensions, updated by the cross-entropy method."""
 
     means: dict[str, float] = field(default_factory=dict)
@@ -132,11 +155,10 @@ class CemPolicy:
                 self.means[dim.name] = dim.position(float(dim.default))
                 self.stds[dim.name] = self.initial_std
 
-    def sample(self, request: InstanceRequest, rng: np.random.Generator) -> Proposal:
-        """Draw one spec inside `request`."""
-        dims = free_dimensions(request)
+    def draw(self, dims: Sequence[Dimension], rng: np.random.Generator) -> Draws:
+        """Gaussian positions (clipped into [0, 1]) and categorical choices."""
         self.ensure(dims)
-        draws: dict[str, float | str] = {}
+        draws: Draws = {}
         for dim in dims:
             if dim.kind == "choice":
                 choices = sorted(self.probs[dim.name])
@@ -144,15 +166,9 @@ class CemPolicy:
                 draws[dim.name] = choices[int(rng.choice(len(choices), p=weights / weights.sum()))]
             else:
                 draws[dim.name] = float(np.clip(rng.normal(self.means[dim.name], self.stds[dim.name]), 0.0, 1.0))
-        return Proposal(spec_from_draws(request, dims, draws), draws)
+        return draws
 
-    def update(
-        self,
-        proposals: Sequence[Mapping[str, float | str]],
-        rewards: Sequence[float],
-        *,
-        tiebreak: Sequence[float] | None = None,
-    ) -> None:
+    def update(self, proposals: Observed, rewards: Sequence[float], *, tiebreak: Sequence[float] | None = None) -> None:
         """Move the distributions towards the elite proposals.
 
         Equal rewards are ranked by `tiebreak` (higher first; self-play passes SCIP's deterministic time, so a

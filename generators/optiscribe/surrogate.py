@@ -19,10 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from synth.generators.optiscribe.policy import Dimension, Proposal, free_dimensions, spec_from_draws
-from synth.validators.optiscribe.request import InstanceRequest
-
-Draws = dict[str, float | str]
+from synth.generators.optiscribe.policy import Dimension, Draws, KnobLearner, Observed
 
 
 def _features(dims: Sequence[Dimension], draws: Mapping[str, float | str]) -> list[float]:
@@ -36,7 +33,7 @@ def _features(dims: Sequence[Dimension], draws: Mapping[str, float | str]) -> li
 
 
 @dataclass
-class GaussianProcessPolicy:
+class GaussianProcessPolicy(KnobLearner):
     """Observed (draws, reward) pairs, and the Thompson-sampling proposal rule over a GP fitted to them."""
 
     observations: list[dict[str, Any]] = field(default_factory=list)
@@ -99,27 +96,18 @@ class GaussianProcessPolicy:
             pool.append(draws)
         return pool
 
-    def sample(self, request: InstanceRequest, rng: np.random.Generator) -> Proposal:
-        """Draw one spec inside `request`: uniform during the initial design, else the Thompson-sampled best."""
-        dims = free_dimensions(request)
+    def draw(self, dims: Sequence[Dimension], rng: np.random.Generator) -> Draws:
+        """Uniform during the initial design, else the pool point where a posterior draw is highest."""
         seen = self._matching(dims)
         if len(seen) < max(self.initial_samples, 2) or not dims:
-            draws = self._uniform(dims, rng)
-        else:
-            model = self._model(dims, seen)
-            pool = self._pool(dims, seen, rng)
-            x = np.array([_features(dims, draws) for draws in pool])
-            drawn = model.sample_y(x, n_samples=1, random_state=int(rng.integers(2**31))).ravel()
-            draws = pool[int(np.argmax(drawn))]
-        return Proposal(spec_from_draws(request, dims, draws), draws)
+            return self._uniform(dims, rng)
+        model = self._model(dims, seen)
+        pool = self._pool(dims, seen, rng)
+        x = np.array([_features(dims, draws) for draws in pool])
+        drawn = model.sample_y(x, n_samples=1, random_state=int(rng.integers(2**31))).ravel()
+        return pool[int(np.argmax(drawn))]
 
-    def update(
-        self,
-        proposals: Sequence[Mapping[str, float | str]],
-        rewards: Sequence[float],
-        *,
-        tiebreak: Sequence[float] | None = None,
-    ) -> None:
+    def update(self, proposals: Observed, rewards: Sequence[float], *, tiebreak: Sequence[float] | None = None) -> None:
         """Record each proposal's reward (`tiebreak` is unused: the GP's noise term handles ties and noise)."""
         for draws, reward in zip(proposals, rewards, strict=True):
             self.observations.append({"draws": dict(draws), "reward": float(reward)})

@@ -43,30 +43,27 @@ def test_bench_optiscribe_writes_ratios_per_family(tmp_path):
         assert family["median_nodes_ratio"] is None or family["median_nodes_ratio"] > 0
 
 
-def test_bench_optiscribe_runs_the_asked_families_only(tmp_path):
+@pytest.mark.parametrize("challenger", ["cem", "gp"])
+def test_bench_optiscribe_runs_the_asked_families_with_the_asked_learner(tmp_path, challenger):
     pytest.importorskip("pyscipopt")
     out = tmp_path / "maxcut.json"
-    args = ("--rounds", "1", "--candidates", "1", "--eval-instances", "1", "--no-crosscheck", "--scale", "small")
-    result = invoke("bench", "optiscribe", *args, "--families", "max_cut", "--selfplay-size", "real", "--out", out)
+    args = ("--rounds", "2", "--candidates", "2", "--eval-instances", "1", "--no-crosscheck", "--scale", "small")
+    result = invoke(
+        "bench", "optiscribe", *args, "--families", "max_cut", "--selfplay-size", "real", "--challenger", challenger,
+        "--out", out,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    families = json.loads(out.read_text())["families"]
-    assert set(families) == {"max_cut"}
+    report = json.loads(out.read_text())
+    families = report["families"]
+    assert set(families) == {"max_cut"} and report["settings"]["challenger"] == challenger
     assert families["max_cut"]["curriculum"] == [families["max_cut"]["instruction"]]
+    policy = families["max_cut"]["training"]["policy"]
+    assert policy["kind"] == challenger
+    if challenger == "gp":
+        assert len(policy["observations"]) == 4  # every self-played spec is observed
     refused = invoke("bench", "optiscribe", "--families", "tsp", "--out", tmp_path / "x.json")
     assert refused.exit_code == 2 and "unknown family 'tsp'" in refused.output
     assert not (tmp_path / "x.json").exists()
-
-
-def test_bench_optiscribe_self_plays_with_the_gaussian_process_learner(tmp_path):
-    pytest.importorskip("pyscipopt")
-    out = tmp_path / "gp.json"
-    args = ("--rounds", "2", "--candidates", "2", "--eval-instances", "1", "--no-crosscheck", "--scale", "small")
-    result = invoke("bench", "optiscribe", *args, "--families", "max_cut", "--challenger", "gp", "--out", out)
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
-    assert report["settings"]["challenger"] == "gp"
-    policy = report["families"]["max_cut"]["training"]["policy"]
-    assert policy["kind"] == "gp" and len(policy["observations"]) == 4  # every self-played spec is observed
 
 
 def test_bench_optiscribe_refuses_an_unknown_learner_or_selfplay_size(tmp_path):
