@@ -203,7 +203,8 @@ def bench_family(
     training_seconds = time.perf_counter() - start
     rng = np.random.Generator(np.random.PCG64([seed, 10_000]))
     seeds = [int(s) for s in rng.integers(2**62, size=eval_instances)]
-    specs = [_sample_policy(state.policy, request, rng) for _ in seeds]
+    generator = state.policy.trained()
+    specs = [_sample_policy(generator, request, rng) for _ in seeds]
     options = {"request": request, "scip": eval_scip, "crosscheck": crosscheck, "workers": settings.workers}
     start = time.perf_counter()
     played = evaluate_specs(specs, seeds, **options)
@@ -511,7 +512,7 @@ def bench_bands(
                 bands=table,  # type: ignore[arg-type]
             )
             asked = replace(parse_instruction(instruction), bands=table)
-            policy = policy_from_dict(result["training"]["policy"])
+            policy = policy_from_dict(result["training"]["policy"]).trained()
             options = {"instances": eval_instances, "max_draws": max_draws, "seed": seed, "scip": scip}
             verified = verified_draws(policy, asked, **options, workers=workers)
             families[family][band] = {

@@ -126,6 +126,10 @@ class KnobLearner:
         """Learn from each proposal's reward (`tiebreak` orders equal rewards where the learner ranks them)."""
         raise NotImplementedError
 
+    def trained(self) -> KnobLearner:
+        """The policy that generates once training is over (the learner itself, unless it explores on purpose)."""
+        return self
+
     def sample(self, request: InstanceRequest, rng: np.random.Generator) -> Proposal:
         """Draw one spec inside `request`."""
         dims = free_dimensions(request)

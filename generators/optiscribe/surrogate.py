@@ -7,14 +7,16 @@ normalised dimensions (choices one-hot; Matérn 5/2 with one length scale per fe
 that absorbs instance-seed noise; scikit-learn), and proposes by Thompson sampling: one joint posterior draw over
 a pool of points (uniform, some snapped to the range edges, and perturbations of the best observed ones), taking
 the pool point where the draw is highest. Until `initial_samples` observations exist it proposes uniformly over
-the box (the initial design). The observations are the state, as plain JSON.
+the box (the initial design). Thompson sampling explores by design; the `trained` policy that generates after
+self-play exploits instead: the pool point where the posterior mean is highest (a fresh pool per draw, so its
+specs still vary around the best region). The observations are the state, as plain JSON.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,7 @@ class GaussianProcessPolicy(KnobLearner):
     edge_share: float = 0.15
     local_share: float = 0.25
     local_std: float = 0.08
+    exploit: bool = False
     _fitted: tuple[tuple[str, ...], int, Any] | None = field(default=None, repr=False, compare=False)
 
     def _matching(self, dims: Sequence[Dimension]) -> list[dict[str, Any]]:
@@ -97,15 +100,22 @@ class GaussianProcessPolicy(KnobLearner):
         return pool
 
     def draw(self, dims: Sequence[Dimension], rng: np.random.Generator) -> Draws:
-        """Uniform during the initial design, else the pool point where a posterior draw is highest."""
+        """Uniform during the initial design, else the pool point where a posterior draw (with `exploit`, the
+        posterior mean) is highest."""
         seen = self._matching(dims)
         if len(seen) < max(self.initial_samples, 2) or not dims:
             return self._uniform(dims, rng)
         model = self._model(dims, seen)
         pool = self._pool(dims, seen, rng)
         x = np.array([_features(dims, draws) for draws in pool])
+        if self.exploit:
+            return pool[int(np.argmax(model.predict(x)))]
         drawn = model.sample_y(x, n_samples=1, random_state=int(rng.integers(2**31))).ravel()
         return pool[int(np.argmax(drawn))]
+
+    def trained(self) -> GaussianProcessPolicy:
+        """This policy exploiting its posterior mean (the same observations)."""
+        return replace(self, exploit=True)
 
     def update(self, proposals: Observed, rewards: Sequence[float], *, tiebreak: Sequence[float] | None = None) -> None:
         """Record each proposal's reward (`tiebreak` is unused: the GP's noise term handles ties and noise)."""
@@ -128,6 +138,7 @@ class GaussianProcessPolicy(KnobLearner):
             "edge_share": self.edge_share,
             "local_share": self.local_share,
             "local_std": self.local_std,
+            "exploit": self.exploit,
         }
 
     @classmethod
@@ -142,4 +153,5 @@ class GaussianProcessPolicy(KnobLearner):
             edge_share=float(data["edge_share"]),
             local_share=float(data["local_share"]),
             local_std=float(data["local_std"]),
+            exploit=bool(data.get("exploit", False)),
         )

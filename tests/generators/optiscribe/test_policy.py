@@ -111,6 +111,12 @@ def test_gaussian_process_learner_finds_a_joint_region_the_cem_misses():
     assert gp_share >= 0.5
     assert gp_share >= cem_share + 0.4  # same budget and noise: the CEM's one-round elites follow the noise
     assert len(gp.observations) == 48
+    trained = gp.trained()  # after self-play: the posterior mean's best pool point, not a posterior draw
+    assert trained.exploit and trained.observations == gp.observations and not gp.exploit
+    rng = np.random.default_rng(7)
+    exploited = [trained.sample(request, rng).draws for _ in range(16)]
+    assert sum(_ridge_reward(d, np.random.default_rng(0)) > 0.5 for d in exploited) / 16 >= 0.9
+    assert len({round(d["knob:ratio"], 6) for d in exploited}) > 8  # a fresh pool per draw: the specs still vary
 
 
 def test_gaussian_process_state_round_trips_and_resumes_the_same_draws():
