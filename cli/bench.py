@@ -234,8 +234,12 @@ def optiscribe_command(
     standard = SMALL_BENCH_INSTRUCTIONS if scale == "small" else BENCH_INSTRUCTIONS
     names = split_choices(families, standard, option="--families", noun="family")
 
-    if challenger not in ("cem", "bandit", "gp"):
-        err_console.print(f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose cem, bandit, gp")
+    from synth.generators.optiscribe.selfplay import LEARNERS
+
+    if challenger not in LEARNERS:
+        err_console.print(
+            f"[bold red]error:[/] --challenger: unknown learner {challenger!r}; choose {', '.join(LEARNERS)}"
+        )
         raise typer.Exit(2)
     if selfplay_size not in ("proxy", "real"):
         err_console.print(f"[bold red]error:[/] --selfplay-size: unknown size {selfplay_size!r}; choose proxy, real")

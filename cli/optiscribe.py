@@ -114,8 +114,10 @@ def bands_command(
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
 
     names = split_choices(families, BAND_BASES, option="--families", noun="family")
-    if challenger not in ("cem", "bandit", "gp"):
-        exit_with_error(f"--challenger: unknown learner {challenger!r}; choose cem, bandit, gp", code=2)
+    from synth.generators.optiscribe.selfplay import LEARNERS
+
+    if challenger not in LEARNERS:
+        exit_with_error(f"--challenger: unknown learner {challenger!r}; choose {', '.join(LEARNERS)}", code=2)
 
     chosen = []
     for band in (b.strip() for b in bands.split(",") if b.strip()):

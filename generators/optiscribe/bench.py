@@ -17,14 +17,20 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import free_dimensions, spec_from_draws
-from synth.generators.optiscribe.selfplay import Policy, SelfPlaySettings, policy_from_dict, run_selfplay
+from synth.generators.optiscribe.selfplay import (
+    LearnerKind,
+    Policy,
+    SelfPlaySettings,
+    policy_from_dict,
+    run_selfplay,
+)
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
 from synth.validators.optiscribe.difficulty import (
     CAPPED_STATUSES,
@@ -236,7 +242,7 @@ def bench_optiscribe(
     smoothing: float = 0.5,
     min_std: float = 0.1,
     initial_std: float = 0.5,
-    challenger: Literal["cem", "bandit", "gp"] = "cem",
+    challenger: LearnerKind = "cem",
     instructions: Mapping[str, str] | None = None,
     curricula: Mapping[str, Sequence[str]] | None = None,
     instance_seeds: int = 1,
@@ -457,7 +463,7 @@ def bench_bands(
     spread_seeds: int = 6,
     max_draws: int = 3,
     hard_margin: float | None = None,
-    challenger: Literal["cem", "bandit", "gp"] = "cem",
+    challenger: LearnerKind = "cem",
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and

@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -36,8 +36,9 @@ from synth.validators.optiscribe.reward import RewardSettings, request_reward
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 
-ChallengerKind = Literal["cem", "bandit", "gp", "default", "llm"]
-LEARNERS: tuple[ChallengerKind, ...] = ("cem", "bandit", "gp")
+LearnerKind = Literal["cem", "bandit", "gp"]
+ChallengerKind = Literal[LearnerKind, "default", "llm"]
+LEARNERS: tuple[LearnerKind, ...] = get_args(LearnerKind)
 Policy = CemPolicy | BanditPolicy | GaussianProcessPolicy
 
 

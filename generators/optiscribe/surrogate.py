@@ -122,10 +122,6 @@ class GaussianProcessPolicy(KnobLearner):
         for draws, reward in zip(proposals, rewards, strict=True):
             self.observations.append({"draws": dict(draws), "reward": float(reward)})
 
-    def best_observed(self) -> dict[str, Any] | None:
-        """The observation with the highest reward (the first on ties), or None."""
-        return max(self.observations, key=lambda obs: float(obs["reward"]), default=None)
-
     def to_dict(self) -> dict[str, Any]:
         """The state as plain JSON values."""
         return {
