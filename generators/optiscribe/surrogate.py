@@ -6,10 +6,12 @@ that only pay together. This learner keeps every (draws, reward) observation, fi
 normalised dimensions (choices one-hot; Matérn 5/2 with one length scale per feature, plus a white-noise term
 that absorbs instance-seed noise; scikit-learn), and proposes by Thompson sampling: one joint posterior draw over
 a pool of points (uniform, some snapped to the range edges, and perturbations of the best observed ones), taking
-the pool point where the draw is highest. Until `initial_samples` observations exist it proposes uniformly over
-the box (the initial design). Thompson sampling explores by design; the `trained` policy that generates after
-self-play exploits instead: the pool point where the posterior mean is highest (a fresh pool per draw, so its
-specs still vary around the best region). The observations are the state, as plain JSON.
+the pool point where the draw is highest. "Best observed" means highest posterior mean, not highest raw reward: one
+lucky instance seed does not anchor the search. Until `initial_samples` observations exist it proposes uniformly
+over the box (the initial design). Thompson sampling explores by design; the `trained` policy that generates after
+self-play exploits instead, inside a trust region: among the best observed points and perturbations of them, the
+one where the posterior mean is highest (a fresh pool per draw, so its specs still vary around the best region;
+never a corner of the box the GP only extrapolates to). The observations are the state, as plain JSON.
 """
 
 from __future__ import annotations
@@ -78,14 +80,19 @@ class GaussianProcessPolicy(KnobLearner):
         self._fitted = (key, len(seen), model)
         return model
 
-    def _pool(self, dims: Sequence[Dimension], seen: list[dict[str, Any]], rng: np.random.Generator) -> list[Draws]:
-        """Candidate points: uniform ones (a share snapped to the edges) and perturbations of the best observed."""
-        best = sorted(seen, key=lambda obs: -float(obs["reward"]))[:4]
-        local = int(self.local_share * self.pool_size)
+    def _best_observed(self, dims: Sequence[Dimension], seen: list[dict[str, Any]], model: Any) -> list[Draws]:
+        """The draws of the four observations with the highest posterior mean (the GP's denoised ranking)."""
+        means = model.predict(np.array([_features(dims, obs["draws"]) for obs in seen]))
+        return [dict(seen[i]["draws"]) for i in np.argsort(-means, kind="stable")[:4]]
+
+    def _pool(
+        self, dims: Sequence[Dimension], best: list[Draws], rng: np.random.Generator, *, local: int
+    ) -> list[Draws]:
+        """`local` perturbations of `best`, then uniform points (a share snapped to the edges) up to `pool_size`."""
         pool = []
         for index in range(self.pool_size):
             if index < local:
-                draws = dict(best[index % len(best)]["draws"])
+                draws = dict(best[index % len(best)])
                 for dim in dims:
                     if dim.kind != "choice":
                         draws[dim.name] = float(np.clip(float(draws[dim.name]) + rng.normal(0, self.local_std), 0, 1))
@@ -100,16 +107,18 @@ class GaussianProcessPolicy(KnobLearner):
         return pool
 
     def draw(self, dims: Sequence[Dimension], rng: np.random.Generator) -> Draws:
-        """Uniform during the initial design, else the pool point where a posterior draw (with `exploit`, the
-        posterior mean) is highest."""
+        """Uniform during the initial design, else the pool point where a posterior draw is highest (with `exploit`,
+        where the posterior mean is highest among the best observed points and their perturbations)."""
         seen = self._matching(dims)
         if len(seen) < max(self.initial_samples, 2) or not dims:
             return self._uniform(dims, rng)
         model = self._model(dims, seen)
-        pool = self._pool(dims, seen, rng)
-        x = np.array([_features(dims, draws) for draws in pool])
+        best = self._best_observed(dims, seen, model)
         if self.exploit:
-            return pool[int(np.argmax(model.predict(x)))]
+            pool = self._pool(dims, best, rng, local=self.pool_size)
+            return pool[int(np.argmax(model.predict(np.array([_features(dims, draws) for draws in pool]))))]
+        pool = self._pool(dims, best, rng, local=int(self.local_share * self.pool_size))
+        x = np.array([_features(dims, draws) for draws in pool])
         drawn = model.sample_y(x, n_samples=1, random_state=int(rng.integers(2**31))).ravel()
         return pool[int(np.argmax(drawn))]
 

@@ -18,6 +18,7 @@ from synth.validators.optiscribe.spec import (
     KnobValue,
     SpecError,
     family_spec,
+    quoted,
 )
 
 IntRange = tuple[int, int]
@@ -48,7 +49,7 @@ class InstanceRequest:
         self.effort()  # an impossible node target fails here
         for name, (low, high) in self.sizes.items():
             if name not in family.sizes:
-                msg = f"{self.family}: size `{name}` does not apply; sizes are {list(family.sizes)}"
+                msg = f"{self.family}: size {quoted(name)} does not apply; sizes are {list(family.sizes)}"
                 raise SpecError(msg, code="unknown_size")
             _check_range(f"{self.family}: size `{name}`", low, high)
         if self.density is not None:

@@ -7,16 +7,19 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from synth.validators.optiscribe.difficulty import EffortBand, band_reward
+from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, EffortBand, band_reward
 
-REWARD_VERSION = "2"
+REWARD_VERSION = "3"
 
 
 @dataclass(frozen=True, kw_only=True)
 class RewardSettings:
     """R = node_weight·clip(log(1+nodes)/log(1+node_cap)) + gap_weight·clip(postcut_gap/gap_cap) − timeout_penalty.
 
-    The gate: SCIP found a feasible solution; otherwise R = 0. A time-limit stop is penalised because it is not
+    The gate: SCIP found a feasible solution; otherwise R = 0. A solve stopped by the node cap is paid for the larger
+    of its nodes and SCIP's estimate of the full tree (`estimated_nodes`): without it every capped instance earns
+    the same node part, and a learner cannot tell one just past the cap from one that needs ten times more
+    (reward version 3; version 2 paid the capped node count). A time-limit stop is penalised because it is not
     reproducible. `hard_margin` (decades, 0 = off) changes what a request asking an open-above band (hard) is paid:
     the band reward with a margin (`margin_band_reward`) instead of the hardness reward, so that a challenger aims
     that far above the band's edge rather than wherever the post-cut gap pays most.
@@ -45,12 +48,23 @@ def hardness_score(nodes: float, postcut_gap: float | None, settings: RewardSett
     return settings.node_weight * node_part + settings.gap_weight * gap_part
 
 
+def estimated_nodes(stats: Mapping[str, Any]) -> float:
+    """The nodes a solve needed: its count, or for a solve stopped by the node cap the larger of that and SCIP's
+    tree-size estimate (`treesize_estimate`, when recorded)."""
+    nodes = float(stats["nodes"])
+    estimate = stats.get("treesize_estimate")
+    if stats.get("status") in CAPPED_STATUSES and estimate is not None:
+        return max(nodes, float(estimate))
+    return nodes
+
+
 def compute_reward(stats: Mapping[str, Any], settings: RewardSettings | None = None) -> float:
-    """The reward of one solve, from SCIP statistics (`status`, `feasible`, `nodes`, `postcut_gap`)."""
+    """The reward of one solve, from SCIP statistics (`status`, `feasible`, `nodes`, `treesize_estimate`,
+    `postcut_gap`)."""
     settings = settings or RewardSettings()
     if not stats.get("feasible"):
         return 0.0
-    reward = hardness_score(float(stats["nodes"]), stats.get("postcut_gap"), settings)
+    reward = hardness_score(estimated_nodes(stats), stats.get("postcut_gap"), settings)
     if stats.get("status") == "timelimit":
         reward -= settings.timeout_penalty
     return max(reward, 0.0)

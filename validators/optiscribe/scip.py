@@ -10,6 +10,7 @@ time and node count are reproducible for fixed settings on one SCIP build.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -91,7 +92,9 @@ class ScipSettings:
 
 @dataclass(frozen=True, kw_only=True)
 class ScipStats:
-    """What one SCIP solve reports (gaps are None without a primal solution or a finite bound)."""
+    """What one SCIP solve reports (gaps are None without a primal solution or a finite bound). `treesize_estimate`
+    is SCIP's estimate of the final search-tree size when it stopped (`getTreesizeEstimation`; None when SCIP has
+    none): for a solve stopped by the node cap, how large the full search would have been."""
 
     status: str
     feasible: bool
@@ -102,6 +105,7 @@ class ScipStats:
     gap: float | None
     precut_gap: float | None
     postcut_gap: float | None
+    treesize_estimate: float | None
     deterministic_time: float
     lp_iterations: int
     variables: int
@@ -158,6 +162,12 @@ def _root_event_handler() -> Any:
     return RootBoundHandler()
 
 
+def _treesize_estimate(model: Any) -> float | None:
+    """SCIP's estimate of the final tree size, rounded to whole nodes; None when it reports none (negative)."""
+    estimate = float(model.getTreesizeEstimation())
+    return float(round(estimate)) if math.isfinite(estimate) and estimate >= 0 else None
+
+
 def _finite(value: Any, infinity: float) -> float | None:
     return None if value is None or abs(value) >= infinity else float(value)
 
@@ -194,6 +204,7 @@ def solve_model_text(text: str, *, fmt: ModelFormat = "lp", settings: ScipSettin
         gap=_relative_gap(primal, _finite(model.getDualbound(), infinity)),
         precut_gap=_relative_gap(primal, first_lp),
         postcut_gap=_relative_gap(primal, root),
+        treesize_estimate=_treesize_estimate(model),
         deterministic_time=float(model.getDeterministicTime()),
         lp_iterations=int(model.getNLPIterations()),
         variables=int(origprob["num_variables"]),

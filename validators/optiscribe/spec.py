@@ -30,6 +30,12 @@ class SpecError(ValueError):
         self.code = code
 
 
+def quoted(name: object) -> str:
+    """A user-given name for a one-line message: in backticks, or as its repr when it holds control characters."""
+    text = str(name)
+    return f"`{text}`" if text.isprintable() else repr(text)
+
+
 @dataclass(frozen=True)
 class KnobSpec:
     """One difficulty knob of a family: a bounded number or a closed choice, with its standard default."""
@@ -77,7 +83,7 @@ class FamilySpec:
         for knob in self.knobs:
             if knob.name == name:
                 return knob
-        msg = f"{self.name}: unknown knob `{name}`; choose from {[k.name for k in self.knobs]}"
+        msg = f"{self.name}: unknown knob {quoted(name)}; choose from {[k.name for k in self.knobs]}"
         raise SpecError(msg, code="invalid_knob")
 
 
@@ -200,7 +206,7 @@ def estimated_variables(family: str, sizes: Mapping[str, int], density: float | 
 def _check_sizes(family: FamilySpec, sizes: Mapping[str, int]) -> dict[str, int]:
     unknown = [name for name in sizes if name not in family.sizes]
     if unknown:
-        msg = f"{family.name}: size `{unknown[0]}` does not apply; sizes are {list(family.sizes)}"
+        msg = f"{family.name}: size {quoted(unknown[0])} does not apply; sizes are {list(family.sizes)}"
         raise SpecError(msg, code="unknown_size")
     checked = {}
     for name in family.sizes:

@@ -19,7 +19,13 @@ from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement
 from synth.validators.optiscribe.difficulty import band_from_asked, effort_violations
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import ModelTextError, read_model_text
-from synth.validators.optiscribe.reward import RewardSettings, hardness_score, is_trivial, request_reward
+from synth.validators.optiscribe.reward import (
+    RewardSettings,
+    estimated_nodes,
+    hardness_score,
+    is_trivial,
+    request_reward,
+)
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats, solve_model_text
 from synth.validators.optiscribe.spec import SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
@@ -32,6 +38,7 @@ SCIP_SCORES = (
     "gap",
     "precut_gap",
     "postcut_gap",
+    "treesize_estimate",
     "deterministic_time",
     "lp_iterations",
     "variables",
@@ -191,6 +198,7 @@ class RewardVerifier(Verifier):
         "solve_status",
         "scip_feasible",
         "scip_nodes",
+        "scip_treesize_estimate",
         "scip_postcut_gap",
     )
     scores: ClassVar[tuple[str, ...]] = ("reward", "hardness")
@@ -207,6 +215,7 @@ class RewardVerifier(Verifier):
                 "status": row["solve_status"],
                 "feasible": bool(row["scip_feasible"]),
                 "nodes": nodes,
+                "treesize_estimate": row["scip_treesize_estimate"],
                 "postcut_gap": row["scip_postcut_gap"],
             }
             band = band_from_asked(json.loads(row["asked"]))
@@ -216,6 +225,7 @@ class RewardVerifier(Verifier):
                 reasons.append("trivial: at most 1 node and zero post-cut gap")
             if row["reward"] is not None and abs(reward - row["reward"]) > 1e-9:
                 reasons.append(f"reward_mismatch: reward {reward:.6g} differs from the recorded {row['reward']:.6g}")
-            scores = {"reward": reward, "hardness": hardness_score(nodes, row["scip_postcut_gap"], self.settings)}
+            hardness = hardness_score(estimated_nodes(stats), row["scip_postcut_gap"], self.settings)
+            scores = {"reward": reward, "hardness": hardness}
             verdicts.append(Verdict(not reasons, tuple(reasons), scores))
         return verdicts

@@ -1,6 +1,6 @@
 """The reward: a feasibility gate, monotone in nodes and post-cut gap, and the triviality test."""
 
-from synth.validators.optiscribe.reward import RewardSettings, compute_reward, is_trivial
+from synth.validators.optiscribe.reward import RewardSettings, compute_reward, estimated_nodes, is_trivial
 
 
 def test_infeasible_gets_zero_and_harder_gets_more():
@@ -23,3 +23,15 @@ def test_caps_saturate_and_timeouts_are_penalised():
 def test_trivial_means_one_node_and_no_gap():
     assert is_trivial(1, 0.0) and is_trivial(0, None)
     assert not is_trivial(1, 0.01) and not is_trivial(2, 0.0)
+
+
+def test_a_node_capped_solve_is_paid_for_scips_tree_size_estimate():
+    capped = {"feasible": True, "status": "totalnodelimit", "nodes": 500, "postcut_gap": 0.0}
+    assert estimated_nodes({**capped, "treesize_estimate": 4000.0}) == 4000.0
+    assert estimated_nodes({**capped, "treesize_estimate": 120.0}) == 500  # never below what was searched
+    assert estimated_nodes({**capped, "treesize_estimate": None}) == estimated_nodes(capped) == 500
+    finished = {**capped, "status": "optimal", "treesize_estimate": 4000.0}
+    assert estimated_nodes(finished) == 500  # a finished search is paid its own count
+    deep = compute_reward({**capped, "treesize_estimate": 4000.0})
+    shallow = compute_reward({**capped, "treesize_estimate": 600.0})
+    assert compute_reward(capped) < shallow < deep < compute_reward({**capped, "treesize_estimate": 10**6}) + 1e-12

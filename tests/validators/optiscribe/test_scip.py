@@ -83,3 +83,18 @@ def test_a_conversion_gives_the_same_bytes_every_time_and_keeps_the_problem_name
 def test_a_source_without_a_header_is_named_by_the_caller():
     text = "Maximize\n obj: x + y\nSubject To\n c1: x + y <= 1\nBinaries\n x y\nEnd\n"
     assert "NAME          row-1\n" in convert_model_text(text, source="lp", target="mps", name="row-1")
+
+
+def test_a_capped_solve_records_scips_estimate_of_the_full_tree():
+    from synth.validators.optiscribe.reward import compute_reward
+
+    text = build_model_text(parse_instruction("a max-cut problem with 30 nodes, density 0.5").make_spec(), seed=2)
+    capped = solve_model_text(text, settings=ScipSettings(total_nodes=60))
+    full = solve_model_text(text, settings=ScipSettings(total_nodes=5000))
+    assert capped.status == "totalnodelimit" and capped.nodes == 60
+    assert full.status == "optimal" and full.nodes > 300
+    assert capped.treesize_estimate is not None and full.nodes / 3 < capped.treesize_estimate < 3 * full.nodes
+    assert full.treesize_estimate is not None  # recorded for every solve; the reward reads it only at a cap
+    paid = compute_reward(capped.to_dict())
+    assert paid > compute_reward({**capped.to_dict(), "treesize_estimate": None})  # the estimate pays beyond the cap
+    assert abs(paid - compute_reward(full.to_dict())) < 0.05  # about what the full search is paid
