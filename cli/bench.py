@@ -219,6 +219,11 @@ def optiscribe_command(
     instance_seeds: int = typer.Option(
         1, "--instance-seeds", min=1, help="Instances solved per proposed spec in self-play (scored by their mean)."
     ),
+    capped_nodes: str = typer.Option(
+        "estimate",
+        "--capped-nodes",
+        help="What a node-capped self-play solve is paid for: estimate (SCIP's tree-size estimate) or count.",
+    ),
 ) -> None:
     """Self-played vs default-generator MILPs (CFL 100×100, max-cut 200 nodes): SCIP node and post-cut gap ratios."""
     from synth.generators.optiscribe.bench import (
@@ -244,6 +249,12 @@ def optiscribe_command(
     if selfplay_size not in ("proxy", "real"):
         err_console.print(f"[bold red]error:[/] --selfplay-size: unknown size {selfplay_size!r}; choose proxy, real")
         raise typer.Exit(2)
+    if capped_nodes not in ("estimate", "count"):
+        choices = "choose estimate, count"
+        err_console.print(f"[bold red]error:[/] --capped-nodes: unknown choice {capped_nodes!r}; {choices}")
+        raise typer.Exit(2)
+    from synth.validators.optiscribe.reward import RewardSettings
+
     chosen = {name: standard[name] for name in names}
     report = bench_optiscribe(
         seed=seed,
@@ -259,6 +270,7 @@ def optiscribe_command(
         instructions=chosen,
         curricula={name: (text,) for name, text in chosen.items()} if selfplay_size == "real" else None,
         instance_seeds=instance_seeds,
+        reward=RewardSettings(capped_nodes=capped_nodes),  # type: ignore[arg-type]
     )
     write_bench(report, out)
     summary = {

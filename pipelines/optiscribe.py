@@ -49,6 +49,10 @@ class RewardConfig(StrictModel):
     hard_margin: float = Field(
         0.0, ge=0, description="decades above a hard band's edge where its reward peaks (0: the hardness reward)"
     )
+    capped_nodes: Literal["estimate", "count"] = Field(
+        "estimate",
+        description="what a node-capped solve is paid for: SCIP's tree-size estimate (reward v3) or its count (v2)",
+    )
 
 
 class CrossCheckConfig(StrictModel):
@@ -173,7 +177,7 @@ def build_verifiers(config: OptiScribeConfig) -> dict[str, Verifier]:
             name="ortools", version="1", settings=CrossCheckSettings(**config.crosscheck.model_dump())
         ),
         "instruction": InstructionVerifier(name="instruction", version="2"),
-        "reward": RewardVerifier(name="reward", version="2", settings=RewardSettings(**config.reward.model_dump())),
+        "reward": RewardVerifier(name="reward", version="3", settings=RewardSettings(**config.reward.model_dump())),
     }
 
 

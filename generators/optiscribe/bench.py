@@ -42,7 +42,7 @@ from synth.validators.optiscribe.difficulty import (
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.reading import read_model_text
 from synth.validators.optiscribe.request import InstanceRequest
-from synth.validators.optiscribe.reward import is_trivial
+from synth.validators.optiscribe.reward import REWARD_VERSION, RewardSettings, is_trivial
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 from synth.validators.optiscribe.spec import InstanceSpec, SpecError
 from synth.validators.optiscribe.structure import instruction_violations, measure_structure
@@ -253,6 +253,7 @@ def bench_optiscribe(
     workers: int = 1,
     crosscheck: bool = True,
     state_dir: str | Path | None = None,
+    reward: RewardSettings | None = None,
 ) -> dict[str, Any]:
     """Self-played vs default instances per family at fixed sizes, as a JSON-able dict.
 
@@ -267,6 +268,7 @@ def bench_optiscribe(
         workers: processes solving the instances of a round / group (results do not depend on it).
         crosscheck: also solve every evaluated instance with OR-Tools/HiGHS (≤ 1000 variables, 20 s).
         state_dir: save each family's self-play state there after every round (and resume from it).
+        reward: the self-play reward (default `RewardSettings()`).
     """
     import os
 
@@ -291,6 +293,7 @@ def bench_optiscribe(
         challenger=challenger,
         scip=scip,
         workers=workers,
+        reward=reward or RewardSettings(),
     )
     check = CrossCheckSettings() if crosscheck else None
     directory = Path(state_dir) if state_dir is not None else None
@@ -324,6 +327,8 @@ def bench_optiscribe(
             "initial_std": initial_std,
             "scip": scip.to_dict(),
             "eval_scip": eval_scip.to_dict(),
+            "reward": settings.reward.to_dict(),
+            "reward_version": REWARD_VERSION,
             "workers": workers,
             "crosscheck": check.to_dict() if check else None,
         },

@@ -56,6 +56,7 @@ def test_bench_optiscribe_runs_the_asked_families_with_the_asked_learner(tmp_pat
     report = json.loads(out.read_text())
     families = report["families"]
     assert set(families) == {"max_cut"} and report["settings"]["challenger"] == challenger
+    assert report["settings"]["reward"]["capped_nodes"] == "estimate" and report["settings"]["reward_version"] == "3"
     assert families["max_cut"]["curriculum"] == [families["max_cut"]["instruction"]]
     policy = families["max_cut"]["training"]["policy"]
     assert policy["kind"] == challenger
@@ -66,13 +67,16 @@ def test_bench_optiscribe_runs_the_asked_families_with_the_asked_learner(tmp_pat
     assert not (tmp_path / "x.json").exists()
 
 
-def test_bench_optiscribe_refuses_an_unknown_learner_or_selfplay_size(tmp_path):
+def test_bench_optiscribe_refuses_an_unknown_learner_selfplay_size_or_capped_pay(tmp_path):
     result = invoke("bench", "optiscribe", "--challenger", "ga", "--out", tmp_path / "x.json")
     assert result.exit_code == 2
     assert "unknown learner 'ga'" in result.output
     result = invoke("bench", "optiscribe", "--selfplay-size", "huge", "--out", tmp_path / "x.json")
     assert result.exit_code == 2
     assert "unknown size 'huge'" in result.output
+    result = invoke("bench", "optiscribe", "--capped-nodes", "guess", "--out", tmp_path / "x.json")
+    assert result.exit_code == 2
+    assert "--capped-nodes: unknown choice 'guess'" in result.output
     assert not (tmp_path / "x.json").exists()
 
 

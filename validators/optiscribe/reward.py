@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, EffortBand, band_reward
 
@@ -19,10 +19,11 @@ class RewardSettings:
     The gate: SCIP found a feasible solution; otherwise R = 0. A solve stopped by the node cap is paid for the larger
     of its nodes and SCIP's estimate of the full tree (`estimated_nodes`): without it every capped instance earns
     the same node part, and a learner cannot tell one just past the cap from one that needs ten times more
-    (reward version 3; version 2 paid the capped node count). A time-limit stop is penalised because it is not
-    reproducible. `hard_margin` (decades, 0 = off) changes what a request asking an open-above band (hard) is paid:
-    the band reward with a margin (`margin_band_reward`) instead of the hardness reward, so that a challenger aims
-    that far above the band's edge rather than wherever the post-cut gap pays most.
+    (reward version 3; `capped_nodes: count` pays the capped node count, as version 2 did). A time-limit stop is
+    penalised because it is not reproducible. `hard_margin` (decades, 0 = off) changes what a request asking an
+    open-above band (hard) is paid: the band reward with a margin (`margin_band_reward`) instead of the hardness
+    reward, so that a challenger aims that far above the band's edge rather than wherever the post-cut gap pays
+    most.
     """
 
     node_weight: float = 0.7
@@ -31,6 +32,7 @@ class RewardSettings:
     gap_cap: float = 0.25
     timeout_penalty: float = 0.2
     hard_margin: float = 0.0
+    capped_nodes: Literal["estimate", "count"] = "estimate"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values."""
@@ -48,12 +50,13 @@ def hardness_score(nodes: float, postcut_gap: float | None, settings: RewardSett
     return settings.node_weight * node_part + settings.gap_weight * gap_part
 
 
-def estimated_nodes(stats: Mapping[str, Any]) -> float:
-    """The nodes a solve needed: its count, or for a solve stopped by the node cap the larger of that and SCIP's
-    tree-size estimate (`treesize_estimate`, when recorded)."""
+def estimated_nodes(stats: Mapping[str, Any], settings: RewardSettings | None = None) -> float:
+    """The nodes a solve is paid for: its count, or for a solve stopped by the node cap the larger of that and SCIP's
+    tree-size estimate (`treesize_estimate`, when recorded; not with `capped_nodes: count`)."""
     nodes = float(stats["nodes"])
     estimate = stats.get("treesize_estimate")
-    if stats.get("status") in CAPPED_STATUSES and estimate is not None:
+    counted = settings is not None and settings.capped_nodes == "count"
+    if stats.get("status") in CAPPED_STATUSES and estimate is not None and not counted:
         return max(nodes, float(estimate))
     return nodes
 
@@ -64,7 +67,7 @@ def compute_reward(stats: Mapping[str, Any], settings: RewardSettings | None = N
     settings = settings or RewardSettings()
     if not stats.get("feasible"):
         return 0.0
-    reward = hardness_score(estimated_nodes(stats), stats.get("postcut_gap"), settings)
+    reward = hardness_score(estimated_nodes(stats, settings), stats.get("postcut_gap"), settings)
     if stats.get("status") == "timelimit":
         reward -= settings.timeout_penalty
     return max(reward, 0.0)

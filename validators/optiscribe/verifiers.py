@@ -225,7 +225,7 @@ class RewardVerifier(Verifier):
                 reasons.append("trivial: at most 1 node and zero post-cut gap")
             if row["reward"] is not None and abs(reward - row["reward"]) > 1e-9:
                 reasons.append(f"reward_mismatch: reward {reward:.6g} differs from the recorded {row['reward']:.6g}")
-            hardness = hardness_score(estimated_nodes(stats), row["scip_postcut_gap"], self.settings)
+            hardness = hardness_score(estimated_nodes(stats, self.settings), row["scip_postcut_gap"], self.settings)
             scores = {"reward": reward, "hardness": hardness}
             verdicts.append(Verdict(not reasons, tuple(reasons), scores))
         return verdicts

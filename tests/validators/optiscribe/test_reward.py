@@ -35,3 +35,5 @@ def test_a_node_capped_solve_is_paid_for_scips_tree_size_estimate():
     deep = compute_reward({**capped, "treesize_estimate": 4000.0})
     shallow = compute_reward({**capped, "treesize_estimate": 600.0})
     assert compute_reward(capped) < shallow < deep < compute_reward({**capped, "treesize_estimate": 10**6}) + 1e-12
+    counted = RewardSettings(capped_nodes="count")  # version 2's pay: the capped count
+    assert compute_reward({**capped, "treesize_estimate": 4000.0}, counted) == compute_reward(capped)

@@ -15,6 +15,7 @@ from synth.generators.optiscribe.selfplay import SelfPlaySettings, run_selfplay
 from synth.validators.optiscribe import InstructionVerifier, OrtoolsVerifier, RewardVerifier, ScipVerifier
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.request import InstanceRequest
+from synth.validators.optiscribe.reward import RewardSettings
 from synth.validators.optiscribe.scip import ScipSettings
 
 from .test_scip import INFEASIBLE_LP, MALFORMED_LP
@@ -121,3 +122,18 @@ def test_the_instruction_verifier_fails_a_size_its_instruction_never_asked():
         pa.Table.from_pylist([followed], schema=pa.schema(fields))
     )
     assert verdict.passed and verdict.reasons == ()
+
+
+def test_the_reward_verifier_pays_a_node_capped_row_for_scips_tree_estimate():
+    settings = SelfPlaySettings(rounds=1, candidates=1, challenger="default", scip=ScipSettings(total_nodes=40))
+    candidates, _ = run_selfplay(["a max-cut problem with 30 nodes, density 0.5"], settings=settings, seed=0)
+    row = candidate_row(candidates[0], settings=settings)
+    assert row["solve_status"] == "totalnodelimit" and row["solve_nodes"] == 40
+    table, _ = with_scores(pa.Table.from_pylist([row], schema=OPTISCRIBE_SCHEMA), ScipVerifier(name="scip"))
+    estimate = table[score_column("scip", "treesize_estimate")][0].as_py()
+    assert estimate is not None and estimate > 40
+    (paid,) = RewardVerifier(name="reward").verify(table)
+    assert paid.passed and paid.scores["reward"] == pytest.approx(row["reward"], abs=1e-12)
+    (counted,) = RewardVerifier(name="reward", settings=RewardSettings(capped_nodes="count")).verify(table)
+    assert counted.scores["reward"] < row["reward"]  # version 2's pay would not match the recorded reward
+    assert counted.reasons[0].startswith("reward_mismatch")
