@@ -249,11 +249,12 @@ def optiscribe_command(
     if selfplay_size not in ("proxy", "real"):
         err_console.print(f"[bold red]error:[/] --selfplay-size: unknown size {selfplay_size!r}; choose proxy, real")
         raise typer.Exit(2)
-    if capped_nodes not in ("estimate", "count"):
-        choices = "choose estimate, count"
-        err_console.print(f"[bold red]error:[/] --capped-nodes: unknown choice {capped_nodes!r}; {choices}")
+    from synth.validators.optiscribe.reward import CAPPED_PAYS, RewardSettings
+
+    if capped_nodes not in CAPPED_PAYS:
+        choices = ", ".join(CAPPED_PAYS)
+        err_console.print(f"[bold red]error:[/] --capped-nodes: unknown choice {capped_nodes!r}; choose {choices}")
         raise typer.Exit(2)
-    from synth.validators.optiscribe.reward import RewardSettings
 
     chosen = {name: standard[name] for name in names}
     report = bench_optiscribe(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from synth.validators.optiscribe.difficulty import CAPPED_STATUSES, EffortBand, band_reward
 
 REWARD_VERSION = "3"
+CappedPay = Literal["estimate", "count"]  # what a node-capped solve is paid for
+CAPPED_PAYS: tuple[CappedPay, ...] = get_args(CappedPay)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +34,7 @@ class RewardSettings:
     gap_cap: float = 0.25
     timeout_penalty: float = 0.2
     hard_margin: float = 0.0
-    capped_nodes: Literal["estimate", "count"] = "estimate"
+    capped_nodes: CappedPay = "estimate"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values."""
@@ -55,7 +57,7 @@ def estimated_nodes(stats: Mapping[str, Any], settings: RewardSettings | None = 
     tree-size estimate (`treesize_estimate`, when recorded; not with `capped_nodes: count`)."""
     nodes = float(stats["nodes"])
     estimate = stats.get("treesize_estimate")
-    counted = settings is not None and settings.capped_nodes == "count"
+    counted = (settings or RewardSettings()).capped_nodes == "count"
     if stats.get("status") in CAPPED_STATUSES and estimate is not None and not counted:
         return max(nodes, float(estimate))
     return nodes

@@ -137,4 +137,3 @@ def test_gaussian_process_state_round_trips_and_resumes_the_same_draws():
     for spec in ours:  # after the initial design the draws come from the fitted model, still inside the request
         assert spec.sizes == {"customers": 10, "facilities": 5}
         assert 1.0 <= spec.knobs["ratio"] <= 10.0
-
