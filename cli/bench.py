@@ -224,6 +224,12 @@ def optiscribe_command(
         "--capped-nodes",
         help="What a node-capped self-play solve is paid for: estimate (SCIP's tree-size estimate) or count.",
     ),
+    state_dir: Path | None = typer.Option(
+        None,
+        "--state-dir",
+        help="Save each family's self-play state there after every round; a rerun resumes from it (to more "
+        "--rounds, too), and refuses other self-play settings.",
+    ),
 ) -> None:
     """Self-played vs default-generator MILPs (CFL 100×100, max-cut 200 nodes): SCIP node and post-cut gap ratios."""
     from synth.generators.optiscribe.bench import (
@@ -272,6 +278,7 @@ def optiscribe_command(
         curricula={name: (text,) for name, text in chosen.items()} if selfplay_size == "real" else None,
         instance_seeds=instance_seeds,
         reward=RewardSettings(capped_nodes=capped_nodes),  # type: ignore[arg-type]
+        state_dir=state_dir,
     )
     write_bench(report, out)
     summary = {

@@ -15,12 +15,14 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from synth.core.errors import ConfigError, InputError, read_json_file
+from synth.core.sink import write_text_atomic
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import free_dimensions, spec_from_draws
@@ -28,6 +30,7 @@ from synth.generators.optiscribe.selfplay import (
     LearnerKind,
     Policy,
     SelfPlaySettings,
+    SelfPlayState,
     policy_from_dict,
     run_selfplay,
 )
@@ -204,6 +207,7 @@ def bench_family(
     request = parse_instruction(instruction)
     if bands is not None:
         request = replace(request, bands=dict(bands))
+    resumed_from = SelfPlayState.from_json(state_path.read_text()).round if state_path and state_path.is_file() else 0
     start = time.perf_counter()
     _, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path, bands=bands)
     training_seconds = time.perf_counter() - start
@@ -228,9 +232,62 @@ def bench_family(
         "selfplay_knobs": [r.get("knobs") for r in played],
         "selfplay_nodes": [r.get("nodes") for r in played],
         "default_nodes": [r.get("nodes") for r in default],
-        "training": {"rounds": state.history, "policy": state.policy.to_dict(), "seconds": round(training_seconds, 2)},
+        "training": {
+            "rounds": state.history,
+            "policy": state.policy.to_dict(),
+            "resumed_from_round": resumed_from,
+            "seconds": round(training_seconds, 2),  # of the rounds played in this call
+        },
         "evaluation_seconds": round(time.perf_counter() - start, 2),
     }
+
+
+STATE_SETTINGS_FILE = "selfplay-settings.json"
+
+
+def selfplay_fingerprint(
+    settings: SelfPlaySettings, *, seed: int, curricula: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """What a saved self-play state depends on: everything but the number of rounds, the worker count (results do
+    not depend on it) and the LLM backend (the bench's learners never ask one), so a state may be resumed to more
+    rounds but never under other settings."""
+    fields = asdict(replace(settings, rounds=0, workers=1))
+    del fields["rounds"], fields["workers"], fields["llm"]
+    return json.loads(
+        json.dumps({"seed": seed, "curricula": dict(curricula), "reward_version": REWARD_VERSION, "selfplay": fields})
+    )
+
+
+def claim_state_dir(directory: Path, fingerprint: Mapping[str, Any]) -> None:
+    """Make `directory` hold self-play states for `fingerprint`: record it in a fresh directory, or check that the
+    directory's record matches (a `ConfigError` naming the first differing setting otherwise)."""
+    record = directory / STATE_SETTINGS_FILE
+    if not record.is_file():
+        directory.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(record, json.dumps(fingerprint, indent=2, sort_keys=True) + "\n")
+        return
+    saved = read_json_file(record)
+    if not isinstance(saved, dict):
+        raise InputError(f"{record}: not a self-play settings record (a JSON object)")
+    recorded = _flatten(saved)
+    for key, value in _flatten(fingerprint).items():
+        old = recorded.get(key)
+        if old != value:
+            raise ConfigError(
+                f"{record}: the saved self-play states were played with {key}={old!r}, not {value!r}; "
+                "resume with the same settings or use another state directory"
+            )
+
+
+def _flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, Mapping):
+            flat.update(_flatten(item, f"{name}."))
+        else:
+            flat[name] = item
+    return flat
 
 
 def bench_optiscribe(
@@ -298,7 +355,7 @@ def bench_optiscribe(
     check = CrossCheckSettings() if crosscheck else None
     directory = Path(state_dir) if state_dir is not None else None
     if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
+        claim_state_dir(directory, selfplay_fingerprint(settings, seed=seed, curricula=curricula))
     start = time.perf_counter()
     families = {
         family: bench_family(

@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from synth.core.llm import LLMBackend
+from synth.core.sink import write_text_atomic
 from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.llm import ChallengerLLMSettings, ask_challenger
@@ -347,7 +348,7 @@ def run_selfplay(
     for candidates, current in rounds:
         played.extend(candidates)
         if path is not None:
-            path.write_text(current.to_json())
+            write_text_atomic(path, current.to_json())
     return played, state
 
 

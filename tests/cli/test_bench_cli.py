@@ -80,6 +80,25 @@ def test_bench_optiscribe_refuses_an_unknown_learner_selfplay_size_or_capped_pay
     assert not (tmp_path / "x.json").exists()
 
 
+def test_bench_optiscribe_resumes_from_its_state_dir_and_refuses_other_settings(tmp_path):
+    pytest.importorskip("pyscipopt")
+    state = tmp_path / "state"
+    tiny = ("--families", "max_cut", "--selfplay-size", "real", "--scale", "small", "--no-crosscheck",
+            "--eval-instances", "1", "--state-dir", state)  # fmt: skip
+    args = (*tiny, "--candidates", "2")
+    first = invoke("bench", "optiscribe", *args, "--rounds", "1", "--out", tmp_path / "one.json")
+    assert first.exit_code == 0, first.output
+    more = invoke("bench", "optiscribe", *args, "--rounds", "2", "--out", tmp_path / "two.json")
+    assert more.exit_code == 0, more.output
+    training = json.loads((tmp_path / "two.json").read_text())["families"]["max_cut"]["training"]
+    assert training["resumed_from_round"] == 1 and [r["round"] for r in training["rounds"]] == [0, 1]
+    other = invoke("bench", "optiscribe", *tiny, "--candidates", "3", "--rounds", "3", "--out", tmp_path / "three.json")
+    assert other.exit_code == 2
+    assert "selfplay.candidates=2, not 3" in other.output and len(other.output.strip().splitlines()) == 1
+    assert not (tmp_path / "three.json").exists()
+    assert json.loads((state / "max_cut.json").read_text())["round"] == 2
+
+
 def test_bench_marco_writes_metrics_and_a_plot(tmp_path):
     pytest.importorskip("rdkit")
     out = tmp_path / "marco.json"

@@ -1,12 +1,14 @@
 """The OptiScribe bench on a tiny instruction: self-played vs default groups, rates, ratios and deciles."""
 
 import json
+import shutil
 
 import pytest
 
 pytest.importorskip("pyscipopt")
 pytest.importorskip("ortools")
 
+from synth.core.errors import ConfigError
 from synth.generators.optiscribe.bench import bench_optiscribe
 
 TINY = {"max_cut": "a max-cut problem with 13 nodes, density 0.4"}
@@ -43,3 +45,29 @@ def test_a_rerun_resumes_from_the_saved_state_and_gives_the_same_evaluation(repo
     assert second["training"]["policy"] == first["training"]["policy"]
     assert second["selfplay"]["node_deciles"] == first["selfplay"]["node_deciles"]
     assert second["selfplay_knobs"] == first["selfplay_knobs"]
+
+
+def test_resuming_to_more_rounds_plays_what_an_uninterrupted_run_plays(report, tmp_path):
+    _, state_dir = report
+    resumed_dir = tmp_path / "resumed"
+    shutil.copytree(state_dir, resumed_dir)
+    options = {"candidates": 3, "eval_instances": 4, "instructions": TINY}
+    resumed = bench_optiscribe(rounds=3, state_dir=resumed_dir, **options)["families"]["max_cut"]
+    straight = bench_optiscribe(rounds=3, state_dir=tmp_path / "straight", **options)["families"]["max_cut"]
+    assert resumed["training"]["resumed_from_round"] == 2 and straight["training"]["resumed_from_round"] == 0
+    assert [r["round"] for r in resumed["training"]["rounds"]] == [0, 1, 2]
+    assert resumed["training"]["rounds"] == straight["training"]["rounds"]
+    assert resumed["training"]["policy"] == straight["training"]["policy"]
+    assert resumed["selfplay_nodes"] == straight["selfplay_nodes"]
+
+
+def test_a_state_dir_refuses_other_selfplay_settings_and_keeps_its_state(report, tmp_path):
+    _, state_dir = report
+    kept = tmp_path / "kept"
+    shutil.copytree(state_dir, kept)
+    before = (kept / "max_cut.json").read_bytes()
+    with pytest.raises(ConfigError, match=r"selfplay-settings.json: .* with selfplay.candidates=3, not 4"):
+        bench_optiscribe(rounds=3, candidates=4, eval_instances=4, instructions=TINY, state_dir=kept)
+    with pytest.raises(ConfigError, match=r"with seed=0, not 1"):
+        bench_optiscribe(rounds=3, candidates=3, eval_instances=4, instructions=TINY, state_dir=kept, seed=1)
+    assert (kept / "max_cut.json").read_bytes() == before
