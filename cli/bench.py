@@ -282,7 +282,7 @@ def optiscribe_command(
     )
     write_bench(report, out)
     summary = {
-        family: {key: result.get(key) for key in ("median_nodes_ratio", "postcut_gap_ratio")}
+        family: {key: result.get(key) for key in ("median_nodes_ratio", "median_nodes_ratio_90ci", "postcut_gap_ratio")}
         for family, result in report["families"].items()
     }
     console.print_json(json.dumps(summary))

@@ -182,6 +182,30 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     return numerator / denominator
 
 
+def median_ratio_interval(
+    played: Sequence[Mapping[str, Any]], default: Sequence[Mapping[str, Any]], *, confidence: float = 0.9
+) -> list[float] | None:
+    """A paired percentile-bootstrap interval of median(played nodes) / median(default nodes) over the instance seeds
+    both groups share (a seed's two solves are resampled together; seeds where either is infeasible are left out);
+    None under 3 such seeds. A node count at the cap is a lower bound, so an interval touching it is one too."""
+    from scipy.stats import bootstrap
+
+    pairs = [(a["nodes"], b["nodes"]) for a, b in zip(played, default, strict=True) if a["feasible"] and b["feasible"]]
+    if len(pairs) < 3:
+        return None
+    ours, theirs = (np.array(side, dtype=float) for side in zip(*pairs, strict=True))
+
+    def ratio(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.median(x, axis=axis) / np.maximum(np.median(y, axis=axis), 1.0)  # SCIP counts the root: ≥ 1
+
+    result = bootstrap(
+        (ours, theirs), ratio, paired=True, vectorized=True, n_resamples=4000, confidence_level=confidence,
+        method="percentile", rng=np.random.default_rng(0),
+    )  # fmt: skip
+    interval = result.confidence_interval
+    return [round(float(interval.low), 4), round(float(interval.high), 4)]
+
+
 def _sample_policy(policy: Policy, request: InstanceRequest, rng: np.random.Generator) -> InstanceSpec | None:
     try:
         return policy.sample(request, rng).spec
@@ -227,6 +251,7 @@ def bench_family(
         "selfplay": played_summary,
         "default": default_summary,
         "median_nodes_ratio": _ratio(played_summary["median_nodes"], default_summary["median_nodes"]),
+        "median_nodes_ratio_90ci": median_ratio_interval(played, default),
         "postcut_gap_ratio": _ratio(played_summary["median_postcut_gap"], default_summary["median_postcut_gap"]),
         "default_spec": request.make_spec().to_dict(),
         "selfplay_knobs": [r.get("knobs") for r in played],

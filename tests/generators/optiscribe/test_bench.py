@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import statistics
 
 import pytest
 
@@ -9,7 +10,7 @@ pytest.importorskip("pyscipopt")
 pytest.importorskip("ortools")
 
 from synth.core.errors import ConfigError
-from synth.generators.optiscribe.bench import bench_optiscribe
+from synth.generators.optiscribe.bench import bench_optiscribe, median_ratio_interval
 
 TINY = {"max_cut": "a max-cut problem with 13 nodes, density 0.4"}
 
@@ -33,6 +34,8 @@ def test_report_is_json_with_both_groups_and_their_ratios(report):
         deciles = list(group["node_deciles"].values())
         assert deciles == sorted(deciles) and deciles[5] == group["median_nodes"]
     assert family["median_nodes_ratio"] == played["median_nodes"] / default["median_nodes"]
+    low, high = family["median_nodes_ratio_90ci"]
+    assert low <= family["median_nodes_ratio"] <= high
     assert family["default_spec"]["knobs"] == {"weight_low": 1, "weight_high": 10, "negative_fraction": 0.0}
     assert [r["round"] for r in family["training"]["rounds"]] == [0, 1]
     assert json.loads((state_dir / "max_cut.json").read_text())["round"] == 2
@@ -71,3 +74,20 @@ def test_a_state_dir_refuses_other_selfplay_settings_and_keeps_its_state(report,
     with pytest.raises(ConfigError, match=r"with seed=0, not 1"):
         bench_optiscribe(rounds=3, candidates=3, eval_instances=4, instructions=TINY, state_dir=kept, seed=1)
     assert (kept / "max_cut.json").read_bytes() == before
+
+
+def _solves(nodes, feasible=None):
+    return [{"nodes": n, "feasible": True if feasible is None else feasible[i]} for i, n in enumerate(nodes)]
+
+
+def test_the_ratio_interval_resamples_instance_seeds_in_pairs():
+    default = [3, 40, 7, 900, 12, 55, 1, 260]
+    doubled = median_ratio_interval(_solves([2 * n for n in default]), _solves(default))
+    assert doubled == [2.0, 2.0]  # every resample keeps each seed's pair together, so the ratio never moves
+    played = [500, 20, 1000, 80, 35, 700, 5, 1000]
+    interval = median_ratio_interval(_solves(played), _solves(default))
+    point = statistics.median(played) / statistics.median(default)
+    assert interval is not None and interval[0] < point < interval[1]
+    assert median_ratio_interval(_solves(played), _solves(default)) == interval  # seeded: the same every run
+    infeasible = [True, True, False, False, False, False, False, False]
+    assert median_ratio_interval(_solves(played, infeasible), _solves(default)) is None  # under 3 shared seeds
