@@ -276,7 +276,7 @@ def selfplay_fingerprint(
     """What a saved self-play state depends on: everything but the number of rounds, the worker count (results do
     not depend on it) and the LLM backend (the bench's learners never ask one), so a state may be resumed to more
     rounds but never under other settings."""
-    fields = asdict(replace(settings, rounds=0, workers=1))
+    fields = asdict(settings)
     del fields["rounds"], fields["workers"], fields["llm"]
     return json.loads(
         json.dumps({"seed": seed, "curricula": dict(curricula), "reward_version": REWARD_VERSION, "selfplay": fields})
