@@ -30,7 +30,6 @@ from synth.generators.optiscribe.selfplay import (
     LearnerKind,
     Policy,
     SelfPlaySettings,
-    SelfPlayState,
     policy_from_dict,
     run_selfplay,
 )
@@ -231,10 +230,10 @@ def bench_family(
     request = parse_instruction(instruction)
     if bands is not None:
         request = replace(request, bands=dict(bands))
-    resumed_from = SelfPlayState.from_json(state_path.read_text()).round if state_path and state_path.is_file() else 0
     start = time.perf_counter()
-    _, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path, bands=bands)
+    selfplayed, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path, bands=bands)
     training_seconds = time.perf_counter() - start
+    resumed_from = min((c.round for c in selfplayed), default=state.round)  # the first round this call played
     rng = np.random.Generator(np.random.PCG64([seed, 10_000]))
     seeds = [int(s) for s in rng.integers(2**62, size=eval_instances)]
     generator = state.policy.trained()
