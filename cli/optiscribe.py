@@ -91,6 +91,9 @@ def bands_command(
     bands: str = typer.Option("easy,medium,hard", "--bands", help="Comma-separated: easy, medium, hard, about:N."),
     rounds: int = typer.Option(12, "--rounds", min=1, help="Self-play rounds per band."),
     candidates: int = typer.Option(8, "--candidates", min=1, help="Proposals per round."),
+    instance_seeds: int = typer.Option(
+        1, "--instance-seeds", min=1, help="Instances solved per proposed spec in self-play (scored by their mean)."
+    ),
     eval_instances: int = typer.Option(10, "--eval-instances", min=1, help="Instances evaluated per band."),
     seed: int = typer.Option(0, "--seed", help="Seed of self-play and evaluation."),
     total_nodes: int = typer.Option(3000, "--total-nodes", min=1, help="SCIP node cap per solve."),
@@ -109,6 +112,11 @@ def bands_command(
         None, "--hard-margin", min=0.0, help="Decades above the hard edge its reward peaks (default: the seed noise)."
     ),
     challenger: str = typer.Option("cem", "--challenger", help="Scripted challenger's learner: cem, bandit or gp."),
+    ceiling_specs: int = typer.Option(
+        0, "--ceiling-specs", min=0, help="Uniform specs searched for each band's knob-challenger ceiling (0: off)."
+    ),
+    ceiling_seeds: int = typer.Option(8, "--ceiling-seeds", min=1, help="Instance seeds per searched spec."),
+    ceiling_holdout: int = typer.Option(16, "--ceiling-holdout", min=1, help="Fresh seeds re-solving the best spec."),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
@@ -137,6 +145,7 @@ def bands_command(
             seed=seed,
             rounds=rounds,
             candidates=candidates,
+            instance_seeds=instance_seeds,
             eval_instances=eval_instances,
             total_nodes=total_nodes,
             workers=workers,
@@ -144,6 +153,9 @@ def bands_command(
             max_draws=max_draws,
             hard_margin=hard_margin,
             challenger=challenger,  # type: ignore[arg-type]
+            ceiling_specs=ceiling_specs,
+            ceiling_seeds=ceiling_seeds,
+            ceiling_holdout=ceiling_holdout,
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)
@@ -151,6 +163,7 @@ def bands_command(
     summary = {
         f: {
             b: {"first_draw": r["selfplay_in_band"], "verified": r["verified"]["delivered_in_band"]}
+            | ({"ceiling": report["ceiling"][f]["bands"][b]["held_out"]} if f in report["ceiling"] else {})
             for b, r in bs.items()
         }
         for f, bs in report["families"].items()

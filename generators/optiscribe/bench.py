@@ -25,7 +25,8 @@ from synth.core.errors import ConfigError, InputError, read_json_file
 from synth.core.sink import write_text_atomic
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
-from synth.generators.optiscribe.policy import free_dimensions, spec_from_draws
+from synth.generators.optiscribe.policy import sample_uniform_specs
+from synth.generators.optiscribe.reach import measure_band_ceiling
 from synth.generators.optiscribe.selfplay import (
     LearnerKind,
     Policy,
@@ -37,6 +38,7 @@ from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement
 from synth.validators.optiscribe.difficulty import (
     CAPPED_STATUSES,
     BandTable,
+    EffortBand,
     calibrate_bands_under_cap,
     effort_violations,
     seed_spread,
@@ -260,6 +262,7 @@ def bench_family(
             "rounds": state.history,
             "policy": state.policy.to_dict(),
             "resumed_from_round": resumed_from,
+            "solves": len(selfplayed),  # proposals solved in the rounds played in this call
             "seconds": round(training_seconds, 2),  # of the rounds played in this call
         },
         "evaluation_seconds": round(time.perf_counter() - start, 2),
@@ -438,18 +441,6 @@ BAND_BASES: dict[str, str] = {  # sizes where one solve takes seconds, so every 
 BAND_WORDS = ("easy", "medium", "hard")
 
 
-def sample_uniform_specs(request: InstanceRequest, count: int, rng: np.random.Generator) -> list[InstanceSpec]:
-    """`count` specs drawn uniformly over the request's free dimensions (positions in [0, 1], choices alike)."""
-    dims = free_dimensions(request)
-    specs = []
-    for _ in range(count):
-        draws: dict[str, float | str] = {
-            d.name: (str(rng.choice(list(d.choices))) if d.kind == "choice" else float(rng.random())) for d in dims
-        }
-        specs.append(spec_from_draws(request, dims, draws))
-    return specs
-
-
 def measure_band_calibration(
     base: str,
     *,
@@ -539,6 +530,7 @@ def bench_bands(
     seed: int = 0,
     rounds: int = 4,
     candidates: int = 8,
+    instance_seeds: int = 1,
     eval_instances: int = 10,
     min_std: float = 0.05,
     total_nodes: int = 3000,
@@ -550,6 +542,9 @@ def bench_bands(
     max_draws: int = 3,
     hard_margin: float | None = None,
     challenger: LearnerKind = "cem",
+    ceiling_specs: int = 0,
+    ceiling_seeds: int = 8,
+    ceiling_holdout: int = 16,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -560,17 +555,28 @@ def bench_bands(
     the fixed `DIFFICULTY_BANDS`. `max_draws` > 1 also measures generate-then-verify (`verified_draws`): the share
     delivered inside the band when an instance outside it is drawn again, and the solves that took.
     `hard_margin` (decades) pays a hard request the band reward with that margin (`margin_band_reward`); None uses
-    the measured seed spread (0, the hardness reward, when it was not measured)."""
+    the measured seed spread (0, the hardness reward, when it was not measured). `instance_seeds` k > 1 solves each
+    proposed spec under k instance seeds in self-play, so the learner scores a spec by its mean band reward over
+    them (close to its in-band rate) rather than by one seed's luck. `ceiling_specs` > 0 also measures each asked
+    band's ceiling for knob challengers (`measure_band_ceiling`: the best of that many uniform specs, each under
+    `ceiling_seeds` seeds, re-solved under `ceiling_holdout` fresh ones)."""
     import os
 
     load_before = os.getloadavg()
     scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit)
     settings = SelfPlaySettings(
-        rounds=rounds, candidates=candidates, min_std=min_std, challenger=challenger, scip=scip, workers=workers
+        rounds=rounds,
+        candidates=candidates,
+        instance_seeds=instance_seeds,
+        min_std=min_std,
+        challenger=challenger,
+        scip=scip,
+        workers=workers,
     )
     start = time.perf_counter()
     families: dict[str, Any] = {}
     calibrations: dict[str, Any] = {}
+    ceilings: dict[str, Any] = {}
     for family, base in dict(bases or BAND_BASES).items():
         families[family] = {}
         table = None
@@ -590,6 +596,7 @@ def bench_bands(
         played = replace(settings, reward=replace(settings.reward, hard_margin=margin))
         if family in calibrations:
             calibrations[family]["hard_margin"] = margin
+        efforts: dict[str, EffortBand] = {}
         for band in bands:
             words = f"needing about {band.split()[-1]} B&B nodes" if band.startswith("about") else band
             instruction = f"{base}, {words}"
@@ -604,6 +611,7 @@ def bench_bands(
                 bands=table,  # type: ignore[arg-type]
             )
             asked = replace(parse_instruction(instruction), bands=table)
+            efforts[band] = asked.effort()  # type: ignore[assignment]
             policy = policy_from_dict(result["training"]["policy"]).trained()
             options = {"instances": eval_instances, "max_draws": max_draws, "seed": seed, "scip": scip}
             verified = verified_draws(policy, asked, **options, workers=workers)
@@ -617,6 +625,7 @@ def bench_bands(
                 "default_nodes": result["default_nodes"],
                 "selfplay_knobs": result["selfplay_knobs"],
                 "training": result["training"]["rounds"],
+                "training_solves": result["training"]["solves"],
                 "verified": {
                     "max_draws": max_draws,
                     "first_draw_in_band": sum(r["first_in_band"] for r in verified) / eval_instances,
@@ -625,6 +634,9 @@ def bench_bands(
                     "delivered_nodes": [r.get("nodes") for r in verified],
                 },
             }
+        if ceiling_specs:
+            reach = {"specs": ceiling_specs, "seeds": ceiling_seeds, "holdout": ceiling_holdout, "seed": seed}
+            ceilings[family] = measure_band_ceiling(base, efforts, **reach, scip=scip, workers=workers)
     shares = [b["selfplay_in_band"] for f in families.values() for b in f.values()]
     delivered = [b["verified"]["delivered_in_band"] for f in families.values() for b in f.values()]
     return {
@@ -633,6 +645,7 @@ def bench_bands(
         "settings": {
             "rounds": rounds,
             "candidates": candidates,
+            "instance_seeds": instance_seeds,
             "eval_instances": eval_instances,
             "min_std": min_std,
             "scip": scip.to_dict(),
@@ -643,8 +656,12 @@ def bench_bands(
             "max_draws": max_draws,
             "hard_margin": hard_margin,
             "challenger": challenger,
+            "ceiling_specs": ceiling_specs,
+            "ceiling_seeds": ceiling_seeds,
+            "ceiling_holdout": ceiling_holdout,
         },
         "calibration": calibrations,
+        "ceiling": ceilings,
         "families": families,
         "min_in_band_share": min(shares) if shares else None,
         "min_delivered_in_band_share": min(delivered) if delivered else None,

@@ -137,6 +137,18 @@ class KnobLearner:
         return Proposal(spec_from_draws(request, dims, draws), draws)
 
 
+def sample_uniform_specs(request: InstanceRequest, count: int, rng: np.random.Generator) -> list[InstanceSpec]:
+    """`count` specs drawn uniformly over the request's free dimensions (positions in [0, 1], choices alike)."""
+    dims = free_dimensions(request)
+    specs = []
+    for _ in range(count):
+        draws: dict[str, float | str] = {
+            d.name: (str(rng.choice(list(d.choices))) if d.kind == "choice" else float(rng.random())) for d in dims
+        }
+        specs.append(spec_from_draws(request, dims, draws))
+    return specs
+
+
 @dataclass
 class CemPolicy(KnobLearner):
     """Gaussian and categorical distributions over normalised dimensions, updated by the cross-entropy method."""

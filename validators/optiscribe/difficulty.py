@@ -47,7 +47,9 @@ class EffortBand:
         return [self.low, self.high]
 
     def contains(self, nodes: int, *, capped: bool = False) -> bool:
-        """Whether a solve with `nodes` lies in the band; a capped solve only shows "at least `nodes`"."""
+        """Whether a solve with `nodes` lies in the band; a capped solve only shows "at least `nodes`". An instance
+        SCIP closes in presolving reports 0 nodes and counts as 1 (the root): it is as easy as an instance can be."""
+        nodes = max(nodes, 1)
         if capped:
             return self.high is None and nodes >= self.low
         return self.low <= nodes and (self.high is None or nodes <= self.high)

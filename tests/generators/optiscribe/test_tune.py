@@ -72,3 +72,21 @@ def test_the_band_bench_reports_the_in_band_share_per_family_and_band():
         assert verified["delivered_in_band"] == sum(delivered) / 2 >= verified["first_draw_in_band"]
         # a second solve is spent exactly on the requests whose first draw missed the band
         assert verified["mean_solves"] == 1 + (1 - verified["first_draw_in_band"])
+
+
+def test_the_band_bench_scores_each_spec_over_several_instance_seeds():
+    report = bench_bands(
+        bases={"max_cut": "a max-cut problem with 12 nodes, density 0.4"},
+        bands=("easy",),
+        rounds=2,
+        candidates=2,
+        instance_seeds=3,
+        eval_instances=2,
+        total_nodes=500,
+        calibration_samples=None,
+        challenger="gp",
+    )
+    assert report["settings"]["instance_seeds"] == 3
+    easy = report["families"]["max_cut"]["easy"]
+    assert easy["training_solves"] == 2 * 2 * 3  # rounds x specs x instance seeds, all solved
+    assert len(easy["training"]) == 2 and len(easy["selfplay_nodes"]) == 2

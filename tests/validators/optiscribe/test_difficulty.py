@@ -66,6 +66,15 @@ def test_a_capped_solve_only_shows_at_least_its_nodes():
     assert band_from_asked({"effort": [11, 299]}).to_list() == [11, 299] and band_from_asked({}) is None
 
 
+def test_an_instance_closed_in_presolving_is_easy():
+    easy, medium = effort_band("easy", None), effort_band("medium", None)
+    assert effort_violations(easy, status="optimal", nodes=0) == []  # 0 nodes: solved before the root
+    assert effort_violations(medium, status="optimal", nodes=0) == ["effort_outside: 0 nodes, asked [11, 299]"]
+    assert band_reward(easy, feasible=True, nodes=0, status="optimal") == band_reward(
+        easy, feasible=True, nodes=1, status="optimal"
+    )
+
+
 def test_a_band_above_the_node_cap_is_refused():
     check_band_reachable(effort_band("hard", None), 301)
     with pytest.raises(SpecError) as caught:
