@@ -112,11 +112,11 @@ def bands_command(
         None, "--hard-margin", min=0.0, help="Decades above the hard edge its reward peaks (default: the seed noise)."
     ),
     challenger: str = typer.Option("cem", "--challenger", help="Scripted challenger's learner: cem, bandit or gp."),
-    ceiling_specs: int = typer.Option(
-        0, "--ceiling-specs", min=0, help="Uniform specs searched for each band's knob-challenger ceiling (0: off)."
+    search_specs: int = typer.Option(
+        0, "--search-specs", min=0, help="Uniform specs of the random-search baseline per band (0: off)."
     ),
-    ceiling_seeds: int = typer.Option(8, "--ceiling-seeds", min=1, help="Instance seeds per searched spec."),
-    ceiling_holdout: int = typer.Option(16, "--ceiling-holdout", min=1, help="Fresh seeds re-solving the best spec."),
+    search_seeds: int = typer.Option(8, "--search-seeds", min=1, help="Instance seeds per searched spec."),
+    search_holdout: int = typer.Option(16, "--search-holdout", min=1, help="Fresh seeds re-solving the best spec."),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
@@ -153,9 +153,9 @@ def bands_command(
             max_draws=max_draws,
             hard_margin=hard_margin,
             challenger=challenger,  # type: ignore[arg-type]
-            ceiling_specs=ceiling_specs,
-            ceiling_seeds=ceiling_seeds,
-            ceiling_holdout=ceiling_holdout,
+            search_specs=search_specs,
+            search_seeds=search_seeds,
+            search_holdout=search_holdout,
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)
@@ -163,7 +163,11 @@ def bands_command(
     summary = {
         f: {
             b: {"first_draw": r["selfplay_in_band"], "verified": r["verified"]["delivered_in_band"]}
-            | ({"ceiling": report["ceiling"][f]["bands"][b]["held_out"]} if f in report["ceiling"] else {})
+            | (
+                {"best_uniform_spec": report["uniform_search"][f]["bands"][b]["held_out"]}
+                if f in report["uniform_search"]
+                else {}
+            )
             for b, r in bs.items()
         }
         for f, bs in report["families"].items()

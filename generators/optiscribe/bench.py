@@ -26,7 +26,6 @@ from synth.core.sink import write_text_atomic
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import sample_uniform_specs
-from synth.generators.optiscribe.reach import measure_band_ceiling
 from synth.generators.optiscribe.selfplay import (
     LearnerKind,
     Policy,
@@ -34,6 +33,7 @@ from synth.generators.optiscribe.selfplay import (
     policy_from_dict,
     run_selfplay,
 )
+from synth.generators.optiscribe.spec_search import best_uniform_specs
 from synth.validators.optiscribe.crosscheck import CrossCheckSettings, agreement, crosscheck_model_text
 from synth.validators.optiscribe.difficulty import (
     CAPPED_STATUSES,
@@ -542,9 +542,9 @@ def bench_bands(
     max_draws: int = 3,
     hard_margin: float | None = None,
     challenger: LearnerKind = "cem",
-    ceiling_specs: int = 0,
-    ceiling_seeds: int = 8,
-    ceiling_holdout: int = 16,
+    search_specs: int = 0,
+    search_seeds: int = 8,
+    search_holdout: int = 16,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -557,9 +557,9 @@ def bench_bands(
     `hard_margin` (decades) pays a hard request the band reward with that margin (`margin_band_reward`); None uses
     the measured seed spread (0, the hardness reward, when it was not measured). `instance_seeds` k > 1 solves each
     proposed spec under k instance seeds in self-play, so the learner scores a spec by its mean band reward over
-    them (close to its in-band rate) rather than by one seed's luck. `ceiling_specs` > 0 also measures each asked
-    band's ceiling for knob challengers (`measure_band_ceiling`: the best of that many uniform specs, each under
-    `ceiling_seeds` seeds, re-solved under `ceiling_holdout` fresh ones)."""
+    them (close to its in-band rate) rather than by one seed's luck. `search_specs` > 0 also measures the random-search
+    baseline per asked band (`best_uniform_specs`: the best of that many uniform specs, each under `search_seeds`
+    seeds, re-solved under `search_holdout` fresh ones)."""
     import os
 
     load_before = os.getloadavg()
@@ -576,7 +576,7 @@ def bench_bands(
     start = time.perf_counter()
     families: dict[str, Any] = {}
     calibrations: dict[str, Any] = {}
-    ceilings: dict[str, Any] = {}
+    searched: dict[str, Any] = {}
     for family, base in dict(bases or BAND_BASES).items():
         families[family] = {}
         table = None
@@ -634,9 +634,9 @@ def bench_bands(
                     "delivered_nodes": [r.get("nodes") for r in verified],
                 },
             }
-        if ceiling_specs:
-            reach = {"specs": ceiling_specs, "seeds": ceiling_seeds, "holdout": ceiling_holdout, "seed": seed}
-            ceilings[family] = measure_band_ceiling(base, efforts, **reach, scip=scip, workers=workers)
+        if search_specs:
+            search = {"specs": search_specs, "seeds": search_seeds, "holdout": search_holdout, "seed": seed}
+            searched[family] = best_uniform_specs(base, efforts, **search, scip=scip, workers=workers)
     shares = [b["selfplay_in_band"] for f in families.values() for b in f.values()]
     delivered = [b["verified"]["delivered_in_band"] for f in families.values() for b in f.values()]
     return {
@@ -656,12 +656,12 @@ def bench_bands(
             "max_draws": max_draws,
             "hard_margin": hard_margin,
             "challenger": challenger,
-            "ceiling_specs": ceiling_specs,
-            "ceiling_seeds": ceiling_seeds,
-            "ceiling_holdout": ceiling_holdout,
+            "search_specs": search_specs,
+            "search_seeds": search_seeds,
+            "search_holdout": search_holdout,
         },
         "calibration": calibrations,
-        "ceiling": ceilings,
+        "uniform_search": searched,
         "families": families,
         "min_in_band_share": min(shares) if shares else None,
         "min_delivered_in_band_share": min(delivered) if delivered else None,

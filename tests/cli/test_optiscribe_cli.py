@@ -196,19 +196,19 @@ def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
 
 
-def test_bands_measures_the_knob_challenger_ceiling_from_the_cli(tmp_path):
+def test_bands_measures_the_random_search_baseline_from_the_cli(tmp_path):
     out = tmp_path / "bands.json"
     tiny = ["--rounds", "1", "--candidates", "1", "--eval-instances", "1", "--max-draws", "1"]
-    ceiling = ["--ceiling-specs", "2", "--ceiling-seeds", "1", "--ceiling-holdout", "2"]
+    search = ["--search-specs", "2", "--search-seeds", "1", "--search-holdout", "2"]
     options = ["--families", "max_cut", "--bands", "easy", "--calibration-samples", "3", "--spread-seeds", "0"]
-    result = invoke("optiscribe", "bands", *options, *tiny, *ceiling, "--out", out)
+    result = invoke("optiscribe", "bands", *options, *tiny, *search, "--out", out)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    easy = report["ceiling"]["max_cut"]["bands"]["easy"]
+    easy = report["uniform_search"]["max_cut"]["bands"]["easy"]
     assert easy["effort_band"] == report["families"]["max_cut"]["easy"]["effort_band"]
     assert len(easy["in_sample_rates"]) == 2 and len(easy["held_out_nodes"]) == 2
-    assert report["settings"]["ceiling_specs"] == 2
-    assert f'"ceiling": {easy["held_out"]}' in result.output
+    assert report["settings"]["search_specs"] == 2
+    assert f'"best_uniform_spec": {easy["held_out"]}' in result.output
 
 
 def test_grpo_prompts_follow_a_size_curriculum_and_the_reward_scores_their_answers(dataset):

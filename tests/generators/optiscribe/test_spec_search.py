@@ -1,10 +1,10 @@
-"""The ceiling of knob challengers: best spec by in-sample band rate, re-measured on fresh instance seeds."""
+"""The random-search baseline: the best uniform spec by in-sample band rate, re-measured on fresh instance seeds."""
 
 import pytest
 
 pytest.importorskip("pyscipopt")
 
-from synth.generators.optiscribe.reach import measure_band_ceiling
+from synth.generators.optiscribe.spec_search import best_uniform_specs
 from synth.validators.optiscribe.difficulty import EffortBand
 from synth.validators.optiscribe.scip import ScipSettings
 
@@ -16,9 +16,9 @@ def _inside(band: list, nodes: int | None) -> bool:
     return nodes is not None and band[0] <= nodes and (band[1] is None or nodes <= band[1])
 
 
-def test_the_ceiling_picks_the_best_spec_and_rates_it_on_fresh_seeds():
+def test_the_search_picks_the_best_spec_and_rates_it_on_fresh_seeds():
     bands = {"low": EffortBand(1, 3, "low"), "open": EffortBand(1, None, "open"), "far": EffortBand(10**6, None, "far")}
-    report = measure_band_ceiling(BASE, bands, specs=4, seeds=3, holdout=5, seed=0, scip=SCIP)
+    report = best_uniform_specs(BASE, bands, specs=4, seeds=3, holdout=5, seed=0, scip=SCIP)
     assert (report["specs"], report["seeds"], report["holdout"]) == (4, 3, 5)
     for name, result in report["bands"].items():
         rates = result["in_sample_rates"]
@@ -30,5 +30,5 @@ def test_the_ceiling_picks_the_best_spec_and_rates_it_on_fresh_seeds():
     assert report["bands"]["far"]["best_in_sample"] == 0.0 and report["bands"]["far"]["held_out"] == 0.0
     # the held-out seeds differ from the in-sample ones (fresh), and the whole report is reproducible
     low = report["bands"]["low"]
-    again = measure_band_ceiling(BASE, {"low": bands["low"]}, specs=4, seeds=3, holdout=5, seed=0, scip=SCIP)
+    again = best_uniform_specs(BASE, {"low": bands["low"]}, specs=4, seeds=3, holdout=5, seed=0, scip=SCIP)
     assert again["bands"]["low"] == low
