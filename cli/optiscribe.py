@@ -117,6 +117,16 @@ def bands_command(
     ),
     search_seeds: int = typer.Option(8, "--search-seeds", min=1, help="Instance seeds per searched spec."),
     search_holdout: int = typer.Option(16, "--search-holdout", min=1, help="Fresh seeds re-solving the best spec."),
+    mutation_rounds: int = typer.Option(
+        0, "--mutation-rounds", min=0, help="Evolution rounds of the mutation challenger per band (0: off)."
+    ),
+    mutation_children: int = typer.Option(16, "--mutation-children", min=1, help="Children solved per round."),
+    mutation_sigma: float = typer.Option(
+        0.01, "--mutation-sigma", min=0.0, max=1.0, help="Objective jitter: coefficients times exp(N(0, sigma))."
+    ),
+    mutation_eval: int = typer.Option(
+        40, "--mutation-eval", min=1, help="Instances the mutation challenger generates per band after training."
+    ),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
@@ -135,8 +145,16 @@ def bands_command(
             continue
         err_console.print(f"[bold red]error:[/] --bands: unknown band {band!r}; use easy, medium, hard or about:N")
         raise typer.Exit(2)
+    from synth.generators.optiscribe.bench import MutationSettings
     from synth.validators.optiscribe.spec import SpecError
 
+    mutation = None
+    if mutation_rounds:
+        if mutation_sigma <= 0.0:
+            exit_with_error(f"--mutation-sigma: must be > 0, got {mutation_sigma}", code=2)
+        mutation = MutationSettings(
+            rounds=mutation_rounds, children=mutation_children, sigma=mutation_sigma, eval_instances=mutation_eval
+        )
     try:
         report = bench_bands(
             bases={name: BAND_BASES[name] for name in names},
@@ -156,6 +174,7 @@ def bands_command(
             search_specs=search_specs,
             search_seeds=search_seeds,
             search_holdout=search_holdout,
+            mutation=mutation,
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)
@@ -166,6 +185,14 @@ def bands_command(
             | (
                 {"best_uniform_spec": report["uniform_search"][f]["bands"][b]["held_out"]}
                 if f in report["uniform_search"]
+                else {}
+            )
+            | (
+                {
+                    "mutation_first_draw": r["mutation"]["first_draw_in_band"],
+                    "mutation_verified": r["mutation"]["delivered_in_band"],
+                }
+                if "mutation" in r
                 else {}
             )
             for b, r in bs.items()

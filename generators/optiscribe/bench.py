@@ -14,8 +14,8 @@ import json
 import statistics
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,12 @@ import numpy as np
 
 from synth.core.errors import ConfigError, InputError, read_json_file
 from synth.core.sink import write_text_atomic
-from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.archive import Instance, InstanceArchive, evolve, in_band, solve_instances
+from synth.generators.optiscribe.build import Mutation, build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import sample_uniform_specs
 from synth.generators.optiscribe.selfplay import (
+    Candidate,
     LearnerKind,
     Policy,
     SelfPlaySettings,
@@ -225,16 +227,20 @@ def bench_family(
     crosscheck: CrossCheckSettings | None,
     state_path: Path | None = None,
     bands: BandTable | None = None,
+    on_selfplay: Callable[[Sequence[Candidate]], object] | None = None,
 ) -> dict[str, Any]:
     """Self-play over `curriculum` (smaller sizes of the same family, easiest first), then evaluate the trained
     policy at `instruction`'s size against the default parameterisation, same instance seeds, under `eval_scip`
-    (difficulty words mean the calibrated `bands` when given)."""
+    (difficulty words mean the calibrated `bands` when given). `on_selfplay` receives the solved candidates of the
+    rounds played in this call."""
     request = parse_instruction(instruction)
     if bands is not None:
         request = replace(request, bands=dict(bands))
     start = time.perf_counter()
     selfplayed, state = run_selfplay(list(curriculum), settings=settings, seed=seed, state_path=state_path, bands=bands)
     training_seconds = time.perf_counter() - start
+    if on_selfplay is not None:
+        on_selfplay(selfplayed)
     resumed_from = min((c.round for c in selfplayed), default=state.round)  # the first round this call played
     rng = np.random.Generator(np.random.PCG64([seed, 10_000]))
     seeds = [int(s) for s in rng.integers(2**62, size=eval_instances)]
@@ -523,6 +529,94 @@ def verified_draws(
     return [delivered[i] | {"first_in_band": first[i]} for i in range(instances)]
 
 
+@dataclass(frozen=True, kw_only=True)
+class MutationSettings:
+    """The mutation challenger of the bands bench: evolution rounds and children per round, the objective jitter,
+    and the requests generated after training (each drawn again while outside the band, up to the bench's
+    `max_draws` solves)."""
+
+    rounds: int = 8
+    children: int = 16
+    sigma: float = 0.01
+    eval_instances: int = 40
+    min_children: int = 2
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1 or self.children < 1 or self.eval_instances < 1 or self.min_children < 0:
+            msg = "mutation: `rounds`, `children` and `eval_instances` must be >= 1 and `min_children` >= 0"
+            raise ConfigError(msg)
+        Mutation(0, self.sigma)  # raises on a sigma outside (0, 1]
+
+
+def _share_interval(hits: int, total: int) -> list[float] | None:
+    """The Clopper-Pearson 90 % interval of a share."""
+    if not total:
+        return None
+    from scipy.stats import binomtest
+
+    interval = binomtest(hits, total).proportion_ci(confidence_level=0.9)
+    return [round(float(interval.low), 4), round(float(interval.high), 4)]
+
+
+def bench_mutation(
+    candidates: Sequence[Candidate],
+    band: EffortBand,
+    *,
+    settings: MutationSettings,
+    max_draws: int,
+    seed: int,
+    scip: ScipSettings,
+    workers: int = 1,
+) -> dict[str, Any]:
+    """The mutation challenger on one asked band: seed the archive with the in-band instances among a knob
+    challenger's self-play `candidates`, evolve it, then generate `settings.eval_instances` children of trained
+    parents, each drawn again while outside the band (draw k of request i seeded by (seed, 50_000, i, k)). Reports
+    the first-draw and delivered in-band shares (with 90 % intervals), solves, and the lineage diversity of what
+    was delivered (distinct root instances and parents, mutation depth)."""
+    archive = InstanceArchive(band, sigma=settings.sigma, min_children=settings.min_children)
+    seeded = archive.extend(
+        (Instance(c.spec, c.seed), c.stats) for c in candidates if c.spec is not None and c.stats is not None
+    )
+    report: dict[str, Any] = {"settings": asdict(settings), "seed_instances": seeded}
+    if not seeded:
+        return report | {"first_draw_in_band": None, "delivered_in_band": None}
+    history = evolve(archive, rounds=settings.rounds, children=settings.children, seed=seed, scip=scip, workers=workers)
+    delivered: dict[int, tuple[int, Instance, ScipStats]] = {}
+    first: dict[int, bool] = {}
+    solves: dict[int, int] = {}
+    pending = list(range(settings.eval_instances))
+    for draw in range(max_draws):
+        proposals = [
+            archive.propose(1, np.random.Generator(np.random.PCG64([seed, 50_000, i, draw])), trained=True)[0]
+            for i in pending
+        ]
+        solved = solve_instances([child for _, child in proposals], scip=scip, workers=workers)
+        for index, (parent, child), stats in zip(pending, proposals, solved, strict=True):
+            first.setdefault(index, in_band(band, stats))
+            delivered[index], solves[index] = (parent, child, stats), draw + 1
+        pending = [i for i in pending if not in_band(band, delivered[i][2])]
+        if not pending:
+            break
+    count = settings.eval_instances
+    kept = [delivered[i] for i in range(count)]
+    hits_first, hits = sum(first.values()), sum(in_band(band, stats) for _, _, stats in kept)
+    return report | {
+        "evolution": history,
+        "archive_size": len(archive.entries),
+        "training_solves": settings.rounds * settings.children,
+        "first_draw_in_band": hits_first / count,
+        "first_draw_in_band_90ci": _share_interval(hits_first, count),
+        "delivered_in_band": hits / count,
+        "delivered_in_band_90ci": _share_interval(hits, count),
+        "mean_solves": sum(solves.values()) / count,
+        "delivered_nodes": [stats.nodes for _, _, stats in kept],
+        "distinct_roots": len({child.root() for _, child, _ in kept}),
+        "distinct_parents": len({parent for parent, _, _ in kept}),
+        "mean_depth": statistics.fmean(len(child.mutations) for _, child, _ in kept),
+        "delivered": [child.to_dict() for _, child, _ in kept],
+    }
+
+
 def bench_bands(
     *,
     bases: Mapping[str, str] | None = None,
@@ -545,6 +639,7 @@ def bench_bands(
     search_specs: int = 0,
     search_seeds: int = 8,
     search_holdout: int = 16,
+    mutation: MutationSettings | None = None,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -559,7 +654,8 @@ def bench_bands(
     proposed spec under k instance seeds in self-play, so the learner scores a spec by its mean band reward over
     them (close to its in-band rate) rather than by one seed's luck. `search_specs` > 0 also measures the random-search
     baseline per asked band (`best_uniform_specs`: the best of that many uniform specs, each under `search_seeds`
-    seeds, re-solved under `search_holdout` fresh ones)."""
+    seeds, re-solved under `search_holdout` fresh ones). `mutation` also runs the mutation challenger on each asked
+    band (`bench_mutation`), its archive seeded from that band's self-play."""
     import os
 
     load_before = os.getloadavg()
@@ -600,6 +696,7 @@ def bench_bands(
         for band in bands:
             words = f"needing about {band.split()[-1]} B&B nodes" if band.startswith("about") else band
             instruction = f"{base}, {words}"
+            trained: list[Candidate] = []
             result = bench_family(
                 instruction,
                 curriculum=(instruction,),
@@ -609,6 +706,7 @@ def bench_bands(
                 eval_instances=eval_instances,
                 crosscheck=None,
                 bands=table,  # type: ignore[arg-type]
+                on_selfplay=trained.extend,
             )
             asked = replace(parse_instruction(instruction), bands=table)
             efforts[band] = asked.effort()  # type: ignore[assignment]
@@ -634,6 +732,11 @@ def bench_bands(
                     "delivered_nodes": [r.get("nodes") for r in verified],
                 },
             }
+            if mutation is not None:
+                families[family][band]["mutation"] = bench_mutation(
+                    trained, efforts[band], settings=mutation, max_draws=max_draws, seed=seed, scip=scip,
+                    workers=workers,
+                )  # fmt: skip
         if search_specs:
             search = {"specs": search_specs, "seeds": search_seeds, "holdout": search_holdout, "seed": seed}
             searched[family] = best_uniform_specs(base, efforts, **search, scip=scip, workers=workers)
@@ -659,6 +762,7 @@ def bench_bands(
             "search_specs": search_specs,
             "search_seeds": search_seeds,
             "search_holdout": search_holdout,
+            "mutation": None if mutation is None else asdict(mutation),
         },
         "calibration": calibrations,
         "uniform_search": searched,
