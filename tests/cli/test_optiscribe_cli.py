@@ -211,6 +211,33 @@ def test_bands_measures_the_random_search_baseline_from_the_cli(tmp_path):
     assert f'"best_uniform_spec": {easy["held_out"]}' in result.output
 
 
+def test_bands_measures_the_mutation_challenger_from_the_cli(tmp_path):
+    out = tmp_path / "bands.json"
+    tiny = ["--rounds", "1", "--candidates", "2", "--eval-instances", "1", "--max-draws", "2"]
+    mutation = [
+        "--mutation-rounds",
+        "1",
+        "--mutation-children",
+        "2",
+        "--mutation-eval",
+        "3",
+        "--mutation-sigma",
+        "0.05",
+    ]
+    options = ["--families", "max_cut", "--bands", "hard", "--calibration-samples", "3", "--spread-seeds", "0"]
+    result = invoke("optiscribe", "bands", *options, *tiny, *mutation, "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["mutation"] == {
+        "rounds": 1, "children": 2, "sigma": 0.05, "eval_instances": 3, "min_children": 2
+    }  # fmt: skip
+    hard = report["families"]["max_cut"]["hard"]["mutation"]
+    assert hard["seed_instances"] >= 1 and len(hard["delivered_nodes"]) == 3  # seed 0's self-play found a hard one
+    assert f'"mutation_verified": {hard["delivered_in_band"]}' in result.output
+    bad = invoke("optiscribe", "bands", *options, "--mutation-rounds", "1", "--mutation-sigma", "0", "-o", out)
+    assert bad.exit_code == 2 and "--mutation-sigma: must be > 0" in bad.output
+
+
 def test_grpo_prompts_follow_a_size_curriculum_and_the_reward_scores_their_answers(dataset):
     from synth.generators.optiscribe.grpo_reward import curriculum_prompts
     from synth.trainers.grpo.rewards import make_reward
