@@ -100,6 +100,12 @@ class OptiScribeConfig(StrictModel):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     crosscheck: CrossCheckConfig = Field(default_factory=CrossCheckConfig)
     workers: PositiveInt = Field(1, description="processes solving a round's proposals (results do not depend on it)")
+    mutation_rounds: int = Field(
+        0, ge=0, description="rounds after `rounds` proposing children of the in-band instances found (0: none)"
+    )
+    mutation_sigma: float = Field(
+        0.01, gt=0, le=1, description="a child's objective coefficients are its parent's times exp(N(0, sigma))"
+    )
 
     @model_validator(mode="after")
     def _bands_reachable(self) -> OptiScribeConfig:
@@ -114,6 +120,15 @@ class OptiScribeConfig(StrictModel):
     def _seeds_per_spec_need_a_spec_challenger(self) -> OptiScribeConfig:
         if self.instance_seeds > 1 and self.challenger == "llm":
             msg = "instance_seeds > 1 needs a spec challenger (cem, bandit, gp, default): the llm answers once per seed"
+            raise ValueError(msg)
+        return self
+
+    @model_validator(mode="after")
+    def _mutation_needs_bands(self) -> OptiScribeConfig:
+        from synth.generators.optiscribe.selfplay import parse_curriculum
+
+        if self.mutation_rounds and any(r.effort() is None for r in parse_curriculum(self.curriculum)):
+            msg = "mutation_rounds > 0 needs every curriculum instruction to ask a difficulty (easy, medium, hard, ...)"
             raise ValueError(msg)
         return self
 
@@ -154,9 +169,11 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         scip=ScipSettings(**config.scip.model_dump()),
         reward=RewardSettings(**config.reward.model_dump()),
         workers=config.workers,
+        mutation_rounds=config.mutation_rounds,
+        mutation_sigma=config.mutation_sigma,
     )
     return OptiScribeGenerator(
-        name=f"optiscribe-{config.challenger}", version="2", curriculum=tuple(config.curriculum), settings=settings
+        name=f"optiscribe-{config.challenger}", version="3", curriculum=tuple(config.curriculum), settings=settings
     )
 
 

@@ -135,11 +135,18 @@ class InstanceArchive:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
         return {
-            "band": self.band.to_list(),
+            "band": [*self.band.to_list(), self.band.label],
             "sigma": self.sigma,
             "min_children": self.min_children,
             "entries": [e.to_dict() for e in self.entries],
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> InstanceArchive:
+        """The archive recorded by `to_dict`."""
+        low, high, label = data["band"]
+        entries = [ArchiveEntry.from_dict(e) for e in data["entries"]]
+        return cls(EffortBand(low, high, label), float(data["sigma"]), int(data["min_children"]), entries)
 
 
 def solve_instances(instances: Sequence[Instance], *, scip: ScipSettings, workers: int = 1) -> list[ScipStats]:

@@ -1,7 +1,9 @@
 """The OptiScribe pipeline generator: self-play rounds of one shard, one row per proposed instance.
 
 Each shard runs its own challenger from a fresh policy, seeded by (run seed, shard). A row holds the
-instruction, the spec and what the instruction asked (JSON), the model as LP text, the SCIP settings and
+instruction, the spec and what the instruction asked (JSON), the instance seed and the mutations applied after
+building (`instance_mutations`, JSON [[seed, sigma], ...]; empty unless the row comes from a mutation round), so
+(spec, seed, mutations) rebuilds the model, which the row holds as LP text, the SCIP settings and
 statistics of the self-play solve (without wall time), the reward, the round, the curriculum level and the
 policy state the proposal was drawn from (for the `llm` challenger: its backend, model and sampling, as JSON; an
 LP answer has no spec). Specs the challenger cannot build and refused LLM answers are rejected as `spec:<code>`
@@ -30,6 +32,7 @@ OPTISCRIBE_SCHEMA = pa.schema(
         ("spec", pa.string()),
         ("asked", pa.string()),
         ("instance_seed", pa.int64()),
+        ("instance_mutations", pa.string()),
         ("model_format", pa.string()),
         ("model_text", pa.string()),
         ("scip_settings", pa.string()),
@@ -60,6 +63,7 @@ def candidate_row(candidate: Candidate, *, settings: SelfPlaySettings) -> dict[s
         "spec": None if candidate.spec is None else candidate.spec.to_json(),
         "asked": _json(candidate.request.asked()),
         "instance_seed": candidate.seed,
+        "instance_mutations": _json([m.to_list() for m in candidate.mutations]),
         "model_format": "lp",
         "model_text": candidate.model_text,
         "scip_settings": _json(settings.scip.to_dict()),
@@ -111,6 +115,7 @@ class OptiScribeGenerator(Generator):
                             "instruction": candidate.instruction,
                             "round": candidate.round,
                             "instance_seed": candidate.seed,
+                            "instance_mutations": _json([m.to_list() for m in candidate.mutations]),
                             "challenger": self.settings.challenger,
                             "policy": candidate.policy,
                         },

@@ -7,8 +7,11 @@ through an LLM backend (one batched call per round) and reads each answer with `
 is built with the proposal's seed, LP text is solved as written, a refused answer is kept with its stable code.
 Every instance is written as LP text and solved by SCIP from that text, and the rewards update the policy (not
 the `llm` challenger's: its model is trained offline by `synth train grpo`). The level advances when a round is
-feasible and hard enough. The whole state (policy, level, round, history) is JSON; `run_selfplay` can save it
-after every round and resume.
+feasible and hard enough. With `mutation_rounds`, the instances of the current level that landed in its asked band
+seed an archive, and after the `rounds` knob rounds that many mutation rounds propose children of archived
+instances (`archive`: objective jitter, parents by Thompson sampling on their children's in-band counts); a round
+plays the challenger instead while the archive of its level is empty. The whole state (policy, level, round,
+history, archive) is JSON; `run_selfplay` can save it after every round and resume.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ import numpy as np
 
 from synth.core.llm import LLMBackend
 from synth.core.sink import write_text_atomic
+from synth.generators.optiscribe.archive import Instance, InstanceArchive
 from synth.generators.optiscribe.bandit import BanditPolicy
-from synth.generators.optiscribe.build import build_model_text
+from synth.generators.optiscribe.build import Mutation, build_model_text
 from synth.generators.optiscribe.llm import ChallengerLLMSettings, ask_challenger
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import CemPolicy
 from synth.generators.optiscribe.surrogate import GaussianProcessPolicy
-from synth.validators.optiscribe.difficulty import BandTable, check_band_reachable
+from synth.validators.optiscribe.difficulty import BandTable, EffortBand, check_band_reachable
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.request import InstanceRequest
 from synth.validators.optiscribe.reward import RewardSettings, request_reward
@@ -64,6 +68,12 @@ class SelfPlaySettings:
     scip: ScipSettings = field(default_factory=ScipSettings)
     reward: RewardSettings = field(default_factory=RewardSettings)
     workers: int = 1
+    mutation_rounds: int = 0  # after `rounds`: rounds proposing children of archived in-band instances
+    mutation_sigma: float = 0.01  # a child's objective coefficients are its parent's times exp(N(0, sigma))
+
+    def __post_init__(self) -> None:
+        if self.mutation_rounds:
+            Mutation(0, self.mutation_sigma)  # raises on a sigma outside (0, 1]
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,7 @@ class Candidate:
     policy: str
     error: str | None = None
     error_code: str = "invalid_spec"
+    mutations: tuple[Mutation, ...] = ()  # the objective jitters applied after building (spec, seed)
 
 
 def parse_curriculum(instructions: Sequence[str], *, bands: BandTable | None = None) -> list[InstanceRequest]:
@@ -117,16 +128,21 @@ def policy_from_dict(saved: Mapping[str, Any]) -> Policy:
 
 @dataclass
 class SelfPlayState:
-    """Everything carried between rounds: the policy, the curriculum level, the next round and the history."""
+    """Everything carried between rounds: the policy, the curriculum level, the next round, the history and, with
+    mutation rounds, the archive of the level `archive_level`'s in-band instances."""
 
     policy: Policy
     level: int = 0
     round: int = 0
     history: list[dict[str, Any]] = field(default_factory=list)
+    archive: InstanceArchive | None = None
+    archive_level: int = 0
 
     def to_json(self) -> str:
         """Canonical JSON of the state."""
         data = {"policy": self.policy.to_dict(), "level": self.level, "round": self.round, "history": self.history}
+        if self.archive is not None:
+            data |= {"archive": self.archive.to_dict(), "archive_level": self.archive_level}
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -134,7 +150,21 @@ class SelfPlayState:
         """Rebuild a state saved by `to_json`."""
         data = json.loads(text)
         saved = data["policy"]
-        return cls(policy_from_dict(saved), int(data["level"]), int(data["round"]), list(data["history"]))
+        archive = InstanceArchive.from_dict(data["archive"]) if "archive" in data else None
+        return cls(
+            policy_from_dict(saved),
+            int(data["level"]),
+            int(data["round"]),
+            list(data["history"]),
+            archive,
+            int(data.get("archive_level", 0)),
+        )
+
+    def level_archive(self) -> InstanceArchive | None:
+        """The archive of the current level, when it holds an instance to mutate."""
+        if self.archive is None or self.archive_level != self.level or not self.archive.entries:
+            return None
+        return self.archive
 
 
 @dataclass(frozen=True)
@@ -147,14 +177,16 @@ class RoundProposal:
     error: str | None = None
     error_code: str = "invalid_spec"
     draws: dict[str, Any] = field(default_factory=dict)
+    mutations: tuple[Mutation, ...] = ()
 
     def text(self) -> str | None:
-        """The LP text to solve: the answer's, or the spec built with the seed; None when there is nothing."""
+        """The LP text to solve: the answer's, or the spec built with the seed and mutated; None when there is
+        nothing."""
         if self.error is not None:
             return None
         if self.spec is None:
             return self.model_text
-        return build_model_text(self.spec, seed=self.seed)
+        return build_model_text(self.spec, seed=self.seed, mutations=self.mutations)
 
 
 def policy_proposals(
@@ -176,6 +208,16 @@ def policy_proposals(
         extra = [int(rng.integers(2**62)) for _ in range(settings.instance_seeds - 1)]
         proposals += [proposal, *(replace(proposal, seed=s) for s in extra)]
     return proposals
+
+
+def mutation_proposals(
+    archive: InstanceArchive, *, settings: SelfPlaySettings, rng: np.random.Generator
+) -> list[RoundProposal]:
+    """`candidates` × `instance_seeds` children of archived instances (the parent's index in `draws`)."""
+    return [
+        RoundProposal(child.seed, spec=child.spec, mutations=child.mutations, draws={"parent": parent})
+        for parent, child in archive.propose(settings.candidates * settings.instance_seeds, rng)
+    ]
 
 
 def spec_scores(rewards: Sequence[float], work: Sequence[float], group: int) -> tuple[list[float], list[float]]:
@@ -218,7 +260,11 @@ def play_round(
     """
     request = curriculum[state.level]
     band = request.effort()
-    if settings.challenger == "llm":
+    archive = state.level_archive() if state.round >= settings.rounds else None
+    if archive is not None:
+        proposals = mutation_proposals(archive, settings=settings, rng=rng)
+        policy_before = json.dumps({"kind": "mutation", "sigma": archive.sigma, "archive": len(archive.entries)})
+    elif settings.challenger == "llm":
         if backend is None:
             msg = "challenger `llm` needs a backend (see `SelfPlaySettings.llm`)"
             raise ValueError(msg)
@@ -247,15 +293,35 @@ def play_round(
                 policy=policy_before,
                 error=proposal.error,
                 error_code=proposal.error_code,
+                mutations=proposal.mutations,
             )
         )
-    if settings.challenger in LEARNERS:
+    if archive is not None:
+        for proposal, candidate in zip(proposals, candidates, strict=True):
+            if candidate.stats is not None and candidate.spec is not None:
+                archive.record(proposal.draws["parent"], _instance(candidate), candidate.stats)
+    elif settings.mutation_rounds and band is not None:
+        _archive_in_band(state, candidates, band, settings)
+    if archive is None and settings.challenger in LEARNERS:
         work = [c.stats.deterministic_time if c.stats else 0.0 for c in candidates]
         group = settings.instance_seeds
         rewards, work = spec_scores([c.reward for c in candidates], work, group)
         state.policy.update([p.draws for p in proposals[::group]], rewards, tiebreak=work)
     _record_round(state, candidates, settings, last_level=len(curriculum) - 1)
     return candidates
+
+
+def _instance(candidate: Candidate) -> Instance:
+    return Instance(candidate.spec, candidate.seed, candidate.mutations)  # type: ignore[arg-type]
+
+
+def _archive_in_band(
+    state: SelfPlayState, candidates: Sequence[Candidate], band: EffortBand, settings: SelfPlaySettings
+) -> None:
+    """Keep the round's in-band instances in the archive of the current level (a new archive for a new level)."""
+    if state.archive is None or state.archive_level != state.level:
+        state.archive, state.archive_level = InstanceArchive(band, sigma=settings.mutation_sigma), state.level
+    state.archive.extend((_instance(c), c.stats) for c in candidates if c.spec is not None and c.stats is not None)
 
 
 def _record_round(
@@ -310,15 +376,15 @@ def iterate_selfplay(
     bands: BandTable | None = None,
     backend: LLMBackend | None = None,
 ) -> Iterator[tuple[list[Candidate], SelfPlayState]]:
-    """Play rounds from `state` (or a fresh one) until `settings.rounds`, yielding each round and the state. The
-    `llm` challenger asks `backend`, or one built from `settings.llm`."""
+    """Play rounds from `state` (or a fresh one) until `settings.rounds` plus `mutation_rounds`, yielding each
+    round and the state. The `llm` challenger asks `backend`, or one built from `settings.llm`."""
     curriculum = parse_curriculum(instructions, bands=bands)
     for request in curriculum:
         check_band_reachable(request.effort(), settings.scip.total_nodes)
     state = state or new_state(settings)
     if settings.challenger == "llm" and backend is None:
         backend = settings.llm.build()
-    while state.round < settings.rounds:
+    while state.round < settings.rounds + settings.mutation_rounds:
         rng = round_rng(seed, state.round)
         candidates = play_round(
             state, curriculum, settings=settings, instructions=instructions, rng=rng, backend=backend
@@ -335,8 +401,8 @@ def run_selfplay(
     bands: BandTable | None = None,
     backend: LLMBackend | None = None,
 ) -> tuple[list[Candidate], SelfPlayState]:
-    """Run self-play to `settings.rounds`, saving the state after each round to `state_path` and resuming from it
-    (the `llm` challenger asks `backend`, or one built from `settings.llm`).
+    """Run self-play to `settings.rounds` (plus `mutation_rounds`), saving the state after each round to
+    `state_path` and resuming from it (the `llm` challenger asks `backend`, or one built from `settings.llm`).
 
     Returns the candidates of the rounds played in this call and the final state.
     """

@@ -75,6 +75,28 @@ def test_verify_re_solves_every_kept_row_to_the_same_status_and_nodes(dataset):
     assert report["ok"] and report["verifiers"]["scip"] == {"checked": kept, "mismatched": 0}
 
 
+def test_mutation_rounds_write_children_that_rebuild_and_verify(tmp_path):
+    from synth.generators.optiscribe.build import Mutation, build_model_text
+    from synth.validators.optiscribe.spec import InstanceSpec
+
+    generator = {**TINY["generator"], "curriculum": ["a max-cut problem with 12 nodes, density 0.4, easy"]}
+    config = dict(TINY, shards=1, generator={**generator, "rounds": 1, "mutation_rounds": 2, "mutation_sigma": 0.05})
+    out = tmp_path / "out"
+    result = invoke("run", write_config(tmp_path / "mutate.yaml", config), "--out", out, "--no-progress")
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(out / "data").to_pylist() + pq.read_table(out / "rejected").to_pylist()
+    children = [r for r in rows if r["round"] >= 1]
+    assert len(rows) == 9 and len(children) == 6
+    assert all(json.loads(r["instance_mutations"]) == [] for r in rows if r["round"] == 0)
+    for row in children:
+        mutations = [Mutation.from_list(m) for m in json.loads(row["instance_mutations"])]
+        assert mutations and json.loads(row["policy"])["kind"] == "mutation"
+        spec = InstanceSpec.from_json(row["spec"])
+        assert row["model_text"] == build_model_text(spec, seed=row["instance_seed"], mutations=mutations)
+    verified = invoke("verify", out, "--json")
+    assert verified.exit_code == 0 and json.loads(verified.stdout)["ok"], verified.output
+
+
 def test_same_seed_and_config_give_byte_identical_shards(dataset, tmp_path):
     again = tmp_path / "again"
     result = invoke("run", write_config(tmp_path / "tiny.yaml", TINY), "--out", again, "--no-progress")
@@ -169,6 +191,7 @@ def test_export_command_writes_both_formats_and_refuses_a_used_target(dataset, t
         ({"scip": {"emphasis": "fastest"}}, "unknown emphasis 'fastest'"),
         ({"scip": {"meta": {"separating": "sometimes"}}}, "meta setting separating='sometimes'"),
         ({"challenger": "llm", "instance_seeds": 3}, "instance_seeds > 1 needs a spec challenger"),
+        ({"mutation_rounds": 1}, "mutation_rounds > 0 needs every curriculum instruction to ask a difficulty"),
     ],
 )
 def test_an_unreachable_band_or_unknown_scip_setting_is_a_one_line_config_error(tmp_path, generator, fragment):

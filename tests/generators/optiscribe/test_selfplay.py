@@ -2,11 +2,13 @@
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
 pytest.importorskip("pyscipopt")
 
+from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.selfplay import SelfPlaySettings, run_selfplay
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.scip import ScipSettings
@@ -111,3 +113,36 @@ def test_a_config_sets_the_instance_seeds_per_spec():
     assert build_generator(OptiScribeConfig(curriculum=[TINY])).settings.instance_seeds == 1
     with pytest.raises(ValueError, match="instance_seeds > 1 needs a spec challenger"):
         OptiScribeConfig(curriculum=[TINY], instance_seeds=2, challenger="llm")
+
+
+EASY = "a max-cut problem with 12 nodes, density 0.4, easy"
+
+
+def test_mutation_rounds_propose_children_of_in_band_instances_and_resume(tmp_path):
+    settings = SelfPlaySettings(rounds=1, candidates=3, mutation_rounds=2, mutation_sigma=0.05, scip=SETTINGS.scip)
+    straight, final = run_selfplay([EASY], settings=settings, seed=4)
+    knob, children = straight[:3], straight[3:]
+    assert len(children) == 6 and not any(c.mutations for c in knob)
+    assert all(c.mutations and c.mutations[-1].sigma == 0.05 for c in children)
+    assert all(c.model_text == build_model_text(c.spec, seed=c.seed, mutations=c.mutations) for c in children)
+    assert all(json.loads(c.policy)["kind"] == "mutation" for c in children)
+    band = parse_instruction(EASY).effort()
+    roots = {(c.spec.to_json(), c.seed) for c in knob if band.contains(c.stats.nodes)}
+    assert roots and {(c.spec.to_json(), c.seed) for c in children} <= roots  # lineages start in the band
+    entries = final.archive.entries
+    assert sum(e.children for e in entries) == 6
+    assert len(entries) == len(roots) + sum(band.contains(c.stats.nodes) for c in children)
+    path = tmp_path / "state.json"
+    first, _ = run_selfplay([EASY], settings=replace(settings, mutation_rounds=1), seed=4, state_path=path)
+    assert json.loads(path.read_text())["archive"]["entries"]
+    rest, resumed = run_selfplay([EASY], settings=settings, seed=4, state_path=path)
+    assert [c.model_text for c in first + rest] == [c.model_text for c in straight]
+    assert resumed.to_json() == final.to_json()
+
+
+def test_a_mutation_round_plays_the_challenger_while_its_archive_is_empty():
+    unreachable = "a max-cut problem with 12 nodes, density 0.4, needing about 400 B&B nodes"
+    settings = SelfPlaySettings(rounds=1, candidates=2, mutation_rounds=1, scip=ScipSettings(total_nodes=3000))
+    candidates, state = run_selfplay([unreachable], settings=settings, seed=0)
+    assert len(candidates) == 4 and not any(c.mutations for c in candidates)
+    assert state.archive is not None and not state.archive.entries
