@@ -159,14 +159,15 @@ def evolve(
     *,
     rounds: int,
     children: int,
-    seed: int,
+    key: Sequence[int],
     scip: ScipSettings,
     workers: int = 1,
 ) -> list[dict[str, Any]]:
-    """Play `rounds` rounds of `children` children each (round r seeded by (seed, r)); one summary per round."""
+    """Play `rounds` rounds of `children` children each (round r seeded by (*key, r), a stream the caller keeps
+    apart from its others); one summary per round."""
     history = []
     for index in range(rounds):
-        rng = np.random.Generator(np.random.PCG64([seed, index]))
+        rng = np.random.Generator(np.random.PCG64([*key, index]))
         proposals = archive.propose(children, rng)
         solved = solve_instances([child for _, child in proposals], scip=scip, workers=workers)
         landed = [archive.record(p, child, stats) for (p, child), stats in zip(proposals, solved, strict=True)]

@@ -535,7 +535,7 @@ class MutationSettings:
     and the requests generated after training (each drawn again while outside the band, up to the bench's
     `max_draws` solves)."""
 
-    rounds: int = 8
+    rounds: int = 16
     children: int = 16
     sigma: float = 0.01
     eval_instances: int = 40
@@ -569,10 +569,11 @@ def bench_mutation(
     workers: int = 1,
 ) -> dict[str, Any]:
     """The mutation challenger on one asked band: seed the archive with the in-band instances among a knob
-    challenger's self-play `candidates`, evolve it, then generate `settings.eval_instances` children of trained
-    parents, each drawn again while outside the band (draw k of request i seeded by (seed, 50_000, i, k)). Reports
-    the first-draw and delivered in-band shares (with 90 % intervals), solves, and the lineage diversity of what
-    was delivered (distinct root instances and parents, mutation depth)."""
+    challenger's self-play `candidates`, evolve it (round r seeded by (seed, 50_001, r)), then generate
+    `settings.eval_instances` children of trained parents, each drawn again while outside the band (draw k of
+    request i seeded by (seed, 50_000, i, k)). Reports the first-draw and delivered in-band shares (with 90 %
+    intervals), solves, and the lineage diversity of what was delivered (distinct root instances and parents,
+    mutation depth)."""
     archive = InstanceArchive(band, sigma=settings.sigma, min_children=settings.min_children)
     seeded = archive.extend(
         (Instance(c.spec, c.seed), c.stats) for c in candidates if c.spec is not None and c.stats is not None
@@ -580,7 +581,9 @@ def bench_mutation(
     report: dict[str, Any] = {"settings": asdict(settings), "seed_instances": seeded}
     if not seeded:
         return report | {"first_draw_in_band": None, "delivered_in_band": None}
-    history = evolve(archive, rounds=settings.rounds, children=settings.children, seed=seed, scip=scip, workers=workers)
+    history = evolve(
+        archive, rounds=settings.rounds, children=settings.children, key=(seed, 50_001), scip=scip, workers=workers
+    )
     delivered: dict[int, tuple[int, Instance, ScipStats]] = {}
     first: dict[int, bool] = {}
     solves: dict[int, int] = {}

@@ -83,7 +83,7 @@ def test_evolution_is_reproducible_and_every_archived_instance_resolves_in_band(
     for _ in range(2):
         archive = InstanceArchive(OPEN, sigma=0.05)
         archive.extend(zip(parents, solved, strict=True))
-        history = evolve(archive, rounds=2, children=3, seed=11, scip=SCIP)
+        history = evolve(archive, rounds=2, children=3, key=(11, 1), scip=SCIP)
         runs.append((archive.to_dict(), history))
     assert runs[0] == runs[1]
     archive_dict, history = runs[0]
