@@ -78,8 +78,9 @@ class ArchiveEntry:
 
 
 def in_band(band: EffortBand, stats: ScipStats) -> bool:
-    """Whether a solve lies inside `band` (infeasible and failed solves never do)."""
-    return not effort_violations(band, status=stats.status, nodes=stats.nodes)
+    """Whether a solve lies inside `band`: feasible, with its node count in the band (an infeasible instance SCIP
+    closes in presolving reports 0 nodes, which `EffortBand` counts as the root, so feasibility is checked first)."""
+    return stats.feasible and not effort_violations(band, status=stats.status, nodes=stats.nodes)
 
 
 @dataclass

@@ -16,17 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from synth.generators.optiscribe.archive import in_band
 from synth.generators.optiscribe.build import build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import sample_uniform_specs
-from synth.validators.optiscribe.difficulty import EffortBand, effort_violations
+from synth.validators.optiscribe.difficulty import EffortBand
 from synth.validators.optiscribe.grammar import parse_instruction
 from synth.validators.optiscribe.scip import ScipSettings, ScipStats
 
 
 def in_band_rate(band: EffortBand, solved: Sequence[ScipStats]) -> float:
     """Share of `solved` that lie inside `band` (an infeasible or unsolved instance counts as outside)."""
-    inside = [s.feasible and not effort_violations(band, status=s.status, nodes=s.nodes) for s in solved]
+    inside = [in_band(band, s) for s in solved]
     return sum(inside) / len(inside) if inside else 0.0
 
 

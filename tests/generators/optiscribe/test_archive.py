@@ -116,3 +116,14 @@ def test_the_bench_measures_children_of_selfplayed_instances(tmp_path):
     assert report == bench_mutation(candidates, band, settings=mutation, max_draws=2, seed=0, scip=SCIP)
     far = bench_mutation(candidates, EffortBand(10**6, None, "far"), settings=mutation, max_draws=2, seed=0, scip=SCIP)
     assert far["seed_instances"] == 0 and far["first_draw_in_band"] is None
+
+
+def test_an_infeasible_instance_closed_in_presolving_is_never_in_band():
+    from synth.validators.optiscribe.scip import solve_model_text
+
+    infeasible = "Minimize\n obj: x\nSubject To\n c: x >= 2\nBounds\n 0 <= x <= 1\nGenerals\n x\nEnd\n"
+    stats = solve_model_text(infeasible, settings=SCIP)
+    assert not stats.feasible and OPEN.contains(stats.nodes)  # 0 nodes would pass the node band on its own
+    assert not in_band(OPEN, stats)
+    archive = InstanceArchive(OPEN)
+    assert not archive.add(_instances(1)[0], stats) and not archive.entries
