@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,7 +42,6 @@ from synth.validators.optiscribe.difficulty import (
     BandTable,
     EffortBand,
     calibrate_bands_under_cap,
-    effort_violations,
     seed_spread,
 )
 from synth.validators.optiscribe.grammar import parse_instruction
@@ -74,6 +73,7 @@ SMALL_BENCH_INSTRUCTIONS: dict[str, str] = {  # the sizes tests use: every solve
     "facility_location": "a capacitated facility location problem with 15 customers and 8 facilities",
     "max_cut": "a max-cut problem with 14 nodes, density 0.4",
 }
+T = TypeVar("T")
 DECILES = tuple(round(0.1 * k, 1) for k in range(1, 10))
 
 
@@ -117,9 +117,9 @@ def evaluate_specs(
             continue
         stats = next(solved)
         measured = measure_structure(read_model_text(text), spec.family)
-        in_band = not effort_violations(band, status=stats.status, nodes=stats.nodes)
-        followed = not instruction_violations(measured, request.asked()) and in_band
-        result = solve_result(stats, followed=followed, in_band=in_band) | {"knobs": dict(spec.knobs)}
+        landed = in_band(band, stats)
+        followed = not instruction_violations(measured, request.asked()) and landed
+        result = solve_result(stats, followed=followed, in_band=landed) | {"knobs": dict(spec.knobs)}
         if crosscheck is not None:
             check = crosscheck_model_text(text, settings=crosscheck)
             reason = agreement(
@@ -498,6 +498,28 @@ def measure_band_calibration(
     }
 
 
+def draw_until_landed(
+    requests: int,
+    max_draws: int,
+    draw: Callable[[Sequence[int], int], Sequence[T]],
+    landed: Callable[[T], bool],
+) -> list[tuple[T, int, bool]]:
+    """Generate-then-verify: `draw(pending, k)` makes draw k of each pending request (in one batch, so it can be
+    solved in parallel); a request whose draw did not land is drawn again, up to `max_draws` draws. Per request:
+    the delivered draw, the draws it used, and whether its first draw landed."""
+    delivered: dict[int, tuple[T, int]] = {}
+    first: dict[int, bool] = {}
+    pending = list(range(requests))
+    for k in range(max_draws):
+        if not pending:
+            break
+        for index, outcome in zip(pending, draw(pending, k), strict=True):
+            first.setdefault(index, landed(outcome))
+            delivered[index] = (outcome, k + 1)
+        pending = [i for i in pending if not landed(delivered[i][0])]
+    return [(*delivered[i], first[i]) for i in range(requests)]
+
+
 def verified_draws(
     policy: Policy,
     request: InstanceRequest,
@@ -512,21 +534,15 @@ def verified_draws(
     an instance seed and solve it; a solve outside the asked band is drawn again, up to `max_draws` solves. Draw k
     of request i is seeded by (seed, 30_000, i, k), so the first draws are the same whatever `max_draws` is. One
     entry per request: the delivered result plus `draws` (solves used) and `first_in_band`."""
-    delivered: dict[int, dict[str, Any]] = {}
-    first: dict[int, bool] = {}
-    pending = list(range(instances))
-    for draw in range(max_draws):
-        rngs = [np.random.Generator(np.random.PCG64([seed, 30_000, i, draw])) for i in pending]
+
+    def draw(pending: Sequence[int], k: int) -> list[dict[str, Any]]:
+        rngs = [np.random.Generator(np.random.PCG64([seed, 30_000, i, k])) for i in pending]
         seeds = [int(rng.integers(2**62)) for rng in rngs]
         specs = [_sample_policy(policy, request, rng) for rng in rngs]
-        results = evaluate_specs(specs, seeds, request=request, scip=scip, crosscheck=None, workers=workers)
-        for index, result in zip(pending, results, strict=True):
-            first.setdefault(index, bool(result["in_band"]))
-            delivered[index] = result | {"draws": draw + 1}
-        pending = [i for i in pending if not delivered[i]["in_band"]]
-        if not pending:
-            break
-    return [delivered[i] | {"first_in_band": first[i]} for i in range(instances)]
+        return evaluate_specs(specs, seeds, request=request, scip=scip, crosscheck=None, workers=workers)
+
+    outcomes = draw_until_landed(instances, max_draws, draw, lambda result: bool(result["in_band"]))
+    return [result | {"draws": draws, "first_in_band": first} for result, draws, first in outcomes]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -584,25 +600,17 @@ def bench_mutation(
     history = evolve(
         archive, rounds=settings.rounds, children=settings.children, key=(seed, 50_001), scip=scip, workers=workers
     )
-    delivered: dict[int, tuple[int, Instance, ScipStats]] = {}
-    first: dict[int, bool] = {}
-    solves: dict[int, int] = {}
-    pending = list(range(settings.eval_instances))
-    for draw in range(max_draws):
-        proposals = [
-            archive.propose(1, np.random.Generator(np.random.PCG64([seed, 50_000, i, draw])), trained=True)[0]
-            for i in pending
-        ]
+
+    def draw(pending: Sequence[int], k: int) -> list[tuple[int, Instance, ScipStats]]:
+        rngs = [np.random.Generator(np.random.PCG64([seed, 50_000, i, k])) for i in pending]
+        proposals = [archive.propose(1, rng, trained=True)[0] for rng in rngs]
         solved = solve_instances([child for _, child in proposals], scip=scip, workers=workers)
-        for index, (parent, child), stats in zip(pending, proposals, solved, strict=True):
-            first.setdefault(index, in_band(band, stats))
-            delivered[index], solves[index] = (parent, child, stats), draw + 1
-        pending = [i for i in pending if not in_band(band, delivered[i][2])]
-        if not pending:
-            break
+        return [(parent, child, stats) for (parent, child), stats in zip(proposals, solved, strict=True)]
+
+    outcomes = draw_until_landed(settings.eval_instances, max_draws, draw, lambda d: in_band(band, d[2]))
     count = settings.eval_instances
-    kept = [delivered[i] for i in range(count)]
-    hits_first, hits = sum(first.values()), sum(in_band(band, stats) for _, _, stats in kept)
+    kept = [outcome for outcome, _, _ in outcomes]
+    hits_first, hits = sum(first for _, _, first in outcomes), sum(in_band(band, stats) for _, _, stats in kept)
     return report | {
         "evolution": history,
         "archive_size": len(archive.entries),
@@ -611,7 +619,7 @@ def bench_mutation(
         "first_draw_in_band_90ci": _share_interval(hits_first, count),
         "delivered_in_band": hits / count,
         "delivered_in_band_90ci": _share_interval(hits, count),
-        "mean_solves": sum(solves.values()) / count,
+        "mean_solves": sum(draws for _, draws, _ in outcomes) / count,
         "delivered_nodes": [stats.nodes for _, _, stats in kept],
         "distinct_roots": len({child.root() for _, child, _ in kept}),
         "distinct_parents": len({parent for parent, _, _ in kept}),

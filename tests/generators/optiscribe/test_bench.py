@@ -10,7 +10,7 @@ pytest.importorskip("pyscipopt")
 pytest.importorskip("ortools")
 
 from synth.core.errors import ConfigError
-from synth.generators.optiscribe.bench import bench_optiscribe, median_ratio_interval
+from synth.generators.optiscribe.bench import bench_optiscribe, draw_until_landed, median_ratio_interval
 
 TINY = {"max_cut": "a max-cut problem with 13 nodes, density 0.4"}
 
@@ -91,3 +91,22 @@ def test_the_ratio_interval_resamples_instance_seeds_in_pairs():
     assert median_ratio_interval(_solves(played), _solves(default)) == interval  # seeded: the same every run
     infeasible = [True, True, False, False, False, False, False, False]
     assert median_ratio_interval(_solves(played, infeasible), _solves(default)) is None  # under 3 shared seeds
+
+
+def test_draw_until_landed_redraws_only_the_requests_that_missed_and_stops_at_max_draws():
+    calls: list[tuple[list[int], int]] = []
+    outcomes = {0: [5], 1: [0, 7], 2: [0, 0, 0], 3: [0, 0, 9]}  # request -> its draws' values; > 0 lands
+
+    def draw(pending, k):
+        calls.append((list(pending), k))
+        return [outcomes[i][k] for i in pending]
+
+    result = draw_until_landed(4, 3, draw, lambda value: value > 0)
+    assert calls == [([0, 1, 2, 3], 0), ([1, 2, 3], 1), ([2, 3], 2)]
+    assert result == [(5, 1, True), (7, 2, False), (0, 3, False), (9, 3, False)]
+    assert draw_until_landed(4, 1, lambda pending, k: [outcomes[i][k] for i in pending], lambda v: v > 0) == [
+        (5, 1, True),
+        (0, 1, False),
+        (0, 1, False),
+        (0, 1, False),
+    ]
