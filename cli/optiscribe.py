@@ -127,6 +127,12 @@ def bands_command(
     mutation_eval: int = typer.Option(
         40, "--mutation-eval", min=1, help="Instances the mutation challenger generates per band after training."
     ),
+    mutation_parents: str = typer.Option(
+        "beta",
+        "--mutation-parents",
+        help="Parent model: beta (children's in-band counts) or lognormal (predicted child log-nodes); a comma list"
+        " also runs the others on the same archive and streams, for comparison.",
+    ),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
@@ -145,15 +151,22 @@ def bands_command(
             continue
         err_console.print(f"[bold red]error:[/] --bands: unknown band {band!r}; use easy, medium, hard or about:N")
         raise typer.Exit(2)
+    from synth.generators.optiscribe.archive import PARENT_MODELS
     from synth.generators.optiscribe.bench import MutationSettings
     from synth.validators.optiscribe.spec import SpecError
 
+    parents = split_choices(mutation_parents, PARENT_MODELS, option="--mutation-parents", noun="parent model")
+    parents = list(dict.fromkeys(parents))
     mutation = None
     if mutation_rounds:
         if mutation_sigma <= 0.0:
             exit_with_error(f"--mutation-sigma: must be > 0, got {mutation_sigma}", code=2)
         mutation = MutationSettings(
-            rounds=mutation_rounds, children=mutation_children, sigma=mutation_sigma, eval_instances=mutation_eval
+            rounds=mutation_rounds,
+            children=mutation_children,
+            sigma=mutation_sigma,
+            eval_instances=mutation_eval,
+            parent_model=parents[0],  # type: ignore[arg-type]
         )
     try:
         report = bench_bands(
@@ -175,6 +188,7 @@ def bands_command(
             search_seeds=search_seeds,
             search_holdout=search_holdout,
             mutation=mutation,
+            compare_parents=parents[1:],  # type: ignore[arg-type]
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)
@@ -195,6 +209,7 @@ def bands_command(
                 if "mutation" in r
                 else {}
             )
+            | {f"{key}_first_draw": r[key]["first_draw_in_band"] for key in r if key.startswith("mutation_")}
             for b, r in bs.items()
         }
         for f, bs in report["families"].items()

@@ -106,6 +106,9 @@ class OptiScribeConfig(StrictModel):
     mutation_sigma: float = Field(
         0.01, gt=0, le=1, description="a child's objective coefficients are its parent's times exp(N(0, sigma))"
     )
+    mutation_parents: Literal["beta", "lognormal"] = Field(
+        "beta", description="how mutation rounds pick parents: children's in-band counts, or predicted log-nodes"
+    )
 
     @model_validator(mode="after")
     def _bands_reachable(self) -> OptiScribeConfig:
@@ -171,6 +174,7 @@ def build_generator(config: OptiScribeConfig) -> Generator:
         workers=config.workers,
         mutation_rounds=config.mutation_rounds,
         mutation_sigma=config.mutation_sigma,
+        mutation_parents=config.mutation_parents,
     )
     return OptiScribeGenerator(
         name=f"optiscribe-{config.challenger}", version="3", curriculum=tuple(config.curriculum), settings=settings

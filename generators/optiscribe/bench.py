@@ -23,7 +23,15 @@ import numpy as np
 
 from synth.core.errors import ConfigError, InputError, read_json_file
 from synth.core.sink import write_text_atomic
-from synth.generators.optiscribe.archive import Instance, InstanceArchive, evolve, in_band, solve_instances
+from synth.generators.optiscribe.archive import (
+    PARENT_MODELS,
+    Instance,
+    InstanceArchive,
+    ParentModel,
+    evolve,
+    in_band,
+    solve_instances,
+)
 from synth.generators.optiscribe.build import Mutation, build_model_text
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import sample_uniform_specs
@@ -556,10 +564,14 @@ class MutationSettings:
     sigma: float = 0.01
     eval_instances: int = 40
     min_children: int = 2
+    parent_model: ParentModel = "beta"
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.children < 1 or self.eval_instances < 1 or self.min_children < 0:
             msg = "mutation: `rounds`, `children` and `eval_instances` must be >= 1 and `min_children` >= 0"
+            raise ConfigError(msg)
+        if self.parent_model not in PARENT_MODELS:
+            msg = f"mutation: parent model {self.parent_model!r}; choose {', '.join(PARENT_MODELS)}"
             raise ConfigError(msg)
         Mutation(0, self.sigma)  # raises on a sigma outside (0, 1]
 
@@ -590,7 +602,9 @@ def bench_mutation(
     request i seeded by (seed, 50_000, i, k)). Reports the first-draw and delivered in-band shares (with 90 %
     intervals), solves, and the lineage diversity of what was delivered (distinct root instances and parents,
     mutation depth)."""
-    archive = InstanceArchive(band, sigma=settings.sigma, min_children=settings.min_children)
+    archive = InstanceArchive(
+        band, sigma=settings.sigma, min_children=settings.min_children, parent_model=settings.parent_model
+    )
     seeded = archive.extend(
         (Instance(c.spec, c.seed), c.stats) for c in candidates if c.spec is not None and c.stats is not None
     )
@@ -651,6 +665,7 @@ def bench_bands(
     search_seeds: int = 8,
     search_holdout: int = 16,
     mutation: MutationSettings | None = None,
+    compare_parents: Sequence[ParentModel] = (),
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -666,7 +681,9 @@ def bench_bands(
     them (close to its in-band rate) rather than by one seed's luck. `search_specs` > 0 also measures the random-search
     baseline per asked band (`best_uniform_specs`: the best of that many uniform specs, each under `search_seeds`
     seeds, re-solved under `search_holdout` fresh ones). `mutation` also runs the mutation challenger on each asked
-    band (`bench_mutation`), its archive seeded from that band's self-play."""
+    band (`bench_mutation`), its archive seeded from that band's self-play; each of `compare_parents` runs it again
+    with that parent model on the same seed instances and random streams (a paired comparison), reported under
+    `mutation_<model>`."""
     import os
 
     load_before = os.getloadavg()
@@ -744,10 +761,14 @@ def bench_bands(
                 },
             }
             if mutation is not None:
-                families[family][band]["mutation"] = bench_mutation(
-                    trained, efforts[band], settings=mutation, max_draws=max_draws, seed=seed, scip=scip,
-                    workers=workers,
-                )  # fmt: skip
+                runs = {"mutation": mutation} | {
+                    f"mutation_{model}": replace(mutation, parent_model=model) for model in compare_parents
+                }
+                for key, run in runs.items():
+                    families[family][band][key] = bench_mutation(
+                        trained, efforts[band], settings=run, max_draws=max_draws, seed=seed, scip=scip,
+                        workers=workers,
+                    )  # fmt: skip
         if search_specs:
             search = {"specs": search_specs, "seeds": search_seeds, "holdout": search_holdout, "seed": seed}
             searched[family] = best_uniform_specs(base, efforts, **search, scip=scip, workers=workers)
@@ -774,6 +795,7 @@ def bench_bands(
             "search_seeds": search_seeds,
             "search_holdout": search_holdout,
             "mutation": None if mutation is None else asdict(mutation),
+            "compare_parents": list(compare_parents),
         },
         "calibration": calibrations,
         "uniform_search": searched,

@@ -27,7 +27,7 @@ import numpy as np
 
 from synth.core.llm import LLMBackend
 from synth.core.sink import write_text_atomic
-from synth.generators.optiscribe.archive import Instance, InstanceArchive
+from synth.generators.optiscribe.archive import Instance, InstanceArchive, ParentModel
 from synth.generators.optiscribe.bandit import BanditPolicy
 from synth.generators.optiscribe.build import Mutation, build_model_text
 from synth.generators.optiscribe.llm import ChallengerLLMSettings, ask_challenger
@@ -70,6 +70,7 @@ class SelfPlaySettings:
     workers: int = 1
     mutation_rounds: int = 0  # after `rounds`: rounds proposing children of archived in-band instances
     mutation_sigma: float = 0.01  # a child's objective coefficients are its parent's times exp(N(0, sigma))
+    mutation_parents: ParentModel = "beta"  # how mutation rounds pick parents (`archive.ParentModel`)
 
     def __post_init__(self) -> None:
         if self.mutation_rounds:
@@ -320,7 +321,8 @@ def _archive_in_band(
 ) -> None:
     """Keep the round's in-band instances in the archive of the current level (a new archive for a new level)."""
     if state.archive is None or state.archive_level != state.level:
-        state.archive, state.archive_level = InstanceArchive(band, sigma=settings.mutation_sigma), state.level
+        archive = InstanceArchive(band, sigma=settings.mutation_sigma, parent_model=settings.mutation_parents)
+        state.archive, state.archive_level = archive, state.level
     state.archive.extend((_instance(c), c.stats) for c in candidates if c.spec is not None and c.stats is not None)
 
 

@@ -246,19 +246,27 @@ def test_bands_measures_the_mutation_challenger_from_the_cli(tmp_path):
         "3",
         "--mutation-sigma",
         "0.05",
+        "--mutation-parents",
+        "beta,lognormal",
     ]
     options = ["--families", "max_cut", "--bands", "hard", "--calibration-samples", "3", "--spread-seeds", "0"]
     result = invoke("optiscribe", "bands", *options, *tiny, *mutation, "--out", out)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["settings"]["mutation"] == {
-        "rounds": 1, "children": 2, "sigma": 0.05, "eval_instances": 3, "min_children": 2
+        "rounds": 1, "children": 2, "sigma": 0.05, "eval_instances": 3, "min_children": 2, "parent_model": "beta"
     }  # fmt: skip
+    assert report["settings"]["compare_parents"] == ["lognormal"]
     hard = report["families"]["max_cut"]["hard"]["mutation"]
     assert hard["seed_instances"] >= 1 and len(hard["delivered_nodes"]) == 3  # seed 0's self-play found a hard one
     assert f'"mutation_verified": {hard["delivered_in_band"]}' in result.output
+    paired = report["families"]["max_cut"]["hard"]["mutation_lognormal"]
+    assert paired["settings"]["parent_model"] == "lognormal" and paired["seed_instances"] == hard["seed_instances"]
+    assert f'"mutation_lognormal_first_draw": {paired["first_draw_in_band"]}' in result.output
     bad = invoke("optiscribe", "bands", *options, "--mutation-rounds", "1", "--mutation-sigma", "0", "-o", out)
     assert bad.exit_code == 2 and "--mutation-sigma: must be > 0" in bad.output
+    unknown = invoke("optiscribe", "bands", *options, "--mutation-parents", "beta,best", "-o", out)
+    assert unknown.exit_code == 2 and "--mutation-parents: unknown parent model 'best'" in unknown.output
 
 
 def test_grpo_prompts_follow_a_size_curriculum_and_the_reward_scores_their_answers(dataset):

@@ -6,11 +6,15 @@ import pytest
 pytest.importorskip("pyscipopt")
 
 from synth.generators.optiscribe.archive import (
+    PRIOR_TAU,
     ArchiveEntry,
     Instance,
     InstanceArchive,
+    band_log_edges,
     evolve,
     in_band,
+    in_band_probability,
+    pooled_tau,
     solve_instances,
 )
 from synth.generators.optiscribe.bench import MutationSettings, bench_mutation
@@ -53,6 +57,7 @@ def test_the_archive_keeps_only_in_band_solves_and_counts_children_against_their
     landed = archive.record(parent, child, stats)
     assert landed == in_band(band, stats) == (stats.nodes == nodes[2])
     assert archive.entries[parent].children == 1 and archive.entries[parent].in_band == int(landed)
+    assert archive.entries[parent].child_nodes == [stats.nodes]  # the lognormal parent model's observations
     assert len(archive.entries) == size + landed
     assert not InstanceArchive(EffortBand(10**6, None, "far")).extend(zip(parents, solved, strict=True))
 
@@ -127,3 +132,49 @@ def test_an_infeasible_instance_closed_in_presolving_is_never_in_band():
     assert not in_band(OPEN, stats)
     archive = InstanceArchive(OPEN)
     assert not archive.add(_instances(1)[0], stats) and not archive.entries
+
+
+def test_the_lognormal_model_pools_the_scatter_of_lineage_groups_on_log_nodes():
+    assert pooled_tau([]) == pytest.approx(PRIOR_TAU) and pooled_tau([[1.0], [2.0]]) == pytest.approx(PRIOR_TAU)
+    rng = np.random.default_rng(0)
+    groups = [list(level + 0.2 * rng.standard_normal(8)) for level in rng.uniform(1, 4, 200)]
+    assert pooled_tau(groups) == pytest.approx(0.2, rel=0.06)  # 1,400 degrees of freedom outweigh the prior's 2
+    assert band_log_edges(EffortBand(5, 14, "medium")) == (np.log(4.5), np.log(14.5))
+    assert band_log_edges(EffortBand(1, None, "open")) == (-np.inf, np.inf)
+    centre = 0.5 * sum(band_log_edges(EffortBand(5, 14, "medium")))
+    edges = band_log_edges(EffortBand(5, 14, "medium"))
+    assert in_band_probability(centre, 0.3, edges) > in_band_probability(np.log(5), 0.3, edges) > 0.4
+    assert in_band_probability(np.log(200), 0.3, edges) < 1e-6
+    assert in_band_probability(0.0, 0.3, band_log_edges(OPEN)) == 1.0
+
+
+def test_the_lognormal_parent_model_prefers_the_band_centre_and_drops_parents_whose_children_drift():
+    instances = _instances(3)
+    band = EffortBand(5, 14, "medium")  # log-centre about 8.4 nodes
+    archive = InstanceArchive(band, parent_model="lognormal")
+    archive.entries = [ArchiveEntry(instances[0], 5), ArchiveEntry(instances[1], 8)]  # untried: edge and centre
+    rng = np.random.default_rng(0)
+    picks = [archive.choose(rng) for _ in range(400)]
+    assert 0.6 * 400 < picks.count(1) < 400  # the centre wins most draws, the edge still some
+    beta = InstanceArchive(band, entries=archive.entries)  # the count model cannot tell the two apart
+    assert abs([beta.choose(rng) for _ in range(400)].count(1) - 200) < 40
+    # the centre parent's children all landed far above the band; the edge parent's landed near the centre
+    archive.entries = [
+        ArchiveEntry(instances[0], 5, 4, 4, [8, 9, 7, 8]),
+        ArchiveEntry(instances[1], 8, 4, 0, [60, 80, 45, 70]),
+        ArchiveEntry(instances[2], 6, 4, 3, [6, 10, 7, 30]),
+    ]
+    picks = [archive.choose(rng, trained=True) for _ in range(400)]
+    assert picks.count(1) == 0 and picks.count(0) > picks.count(2)
+    predicted = archive.predicted_in_band()
+    assert predicted[0] > predicted[2] > predicted[1]
+    restored = InstanceArchive.from_dict(archive.to_dict())
+    assert restored == archive and restored.entries[2].child_nodes == [6, 10, 7, 30]
+    legacy = archive.to_dict()  # a state saved before the parent model and child nodes were recorded
+    del legacy["parent_model"]
+    for entry in legacy["entries"]:
+        del entry["child_nodes"]
+    old = InstanceArchive.from_dict(legacy)
+    assert old.parent_model == "beta" and all(e.child_nodes == [] for e in old.entries)
+    with pytest.raises(ValueError, match="parent model"):
+        InstanceArchive(band, parent_model="best")  # type: ignore[arg-type]
