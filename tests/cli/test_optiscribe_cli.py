@@ -80,7 +80,8 @@ def test_mutation_rounds_write_children_that_rebuild_and_verify(tmp_path):
     from synth.validators.optiscribe.spec import InstanceSpec
 
     generator = {**TINY["generator"], "curriculum": ["a max-cut problem with 12 nodes, density 0.4, easy"]}
-    config = dict(TINY, shards=1, generator={**generator, "rounds": 1, "mutation_rounds": 2, "mutation_sigma": 0.05})
+    mutation = {"rounds": 1, "mutation_rounds": 2, "mutation_sigma": 0.05, "mutation_parents": "lognormal"}
+    config = dict(TINY, shards=1, generator={**generator, **mutation})
     out = tmp_path / "out"
     result = invoke("run", write_config(tmp_path / "mutate.yaml", config), "--out", out, "--no-progress")
     assert result.exit_code == 0, result.output
@@ -192,6 +193,7 @@ def test_export_command_writes_both_formats_and_refuses_a_used_target(dataset, t
         ({"scip": {"meta": {"separating": "sometimes"}}}, "meta setting separating='sometimes'"),
         ({"challenger": "llm", "instance_seeds": 3}, "instance_seeds > 1 needs a spec challenger"),
         ({"mutation_rounds": 1}, "mutation_rounds > 0 needs every curriculum instruction to ask a difficulty"),
+        ({"mutation_parents": "best"}, "mutation_parents"),
     ],
 )
 def test_an_unreachable_band_or_unknown_scip_setting_is_a_one_line_config_error(tmp_path, generator, fragment):

@@ -118,8 +118,11 @@ def test_a_config_sets_the_instance_seeds_per_spec():
 EASY = "a max-cut problem with 12 nodes, density 0.4, easy"
 
 
-def test_mutation_rounds_propose_children_of_in_band_instances_and_resume(tmp_path):
-    settings = SelfPlaySettings(rounds=1, candidates=3, mutation_rounds=2, mutation_sigma=0.05, scip=SETTINGS.scip)
+@pytest.mark.parametrize("parents", ["beta", "lognormal"])
+def test_mutation_rounds_propose_children_of_in_band_instances_and_resume(tmp_path, parents):
+    settings = SelfPlaySettings(
+        rounds=1, candidates=3, mutation_rounds=2, mutation_sigma=0.05, mutation_parents=parents, scip=SETTINGS.scip
+    )
     straight, final = run_selfplay([EASY], settings=settings, seed=4)
     knob, children = straight[:3], straight[3:]
     assert len(children) == 6 and not any(c.mutations for c in knob)
@@ -130,7 +133,8 @@ def test_mutation_rounds_propose_children_of_in_band_instances_and_resume(tmp_pa
     roots = {(c.spec.to_json(), c.seed) for c in knob if band.contains(c.stats.nodes)}
     assert roots and {(c.spec.to_json(), c.seed) for c in children} <= roots  # lineages start in the band
     entries = final.archive.entries
-    assert sum(e.children for e in entries) == 6
+    assert final.archive.parent_model == parents
+    assert sum(e.children for e in entries) == 6 == sum(len(e.child_nodes) for e in entries)
     assert len(entries) == len(roots) + sum(band.contains(c.stats.nodes) for c in children)
     path = tmp_path / "state.json"
     first, _ = run_selfplay([EASY], settings=replace(settings, mutation_rounds=1), seed=4, state_path=path)
