@@ -29,7 +29,7 @@ from synth.core.llm import LLMBackend
 from synth.core.sink import write_text_atomic
 from synth.generators.optiscribe.archive import Instance, InstanceArchive, ParentModel
 from synth.generators.optiscribe.bandit import BanditPolicy
-from synth.generators.optiscribe.build import Mutation, build_model_text
+from synth.generators.optiscribe.build import Mutation
 from synth.generators.optiscribe.llm import ChallengerLLMSettings, ask_challenger
 from synth.generators.optiscribe.parallel import solve_many
 from synth.generators.optiscribe.policy import CemPolicy
@@ -187,7 +187,7 @@ class RoundProposal:
             return None
         if self.spec is None:
             return self.model_text
-        return build_model_text(self.spec, seed=self.seed, mutations=self.mutations)
+        return Instance(self.spec, self.seed, self.mutations).text()
 
 
 def policy_proposals(
