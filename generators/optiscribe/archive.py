@@ -188,13 +188,6 @@ class InstanceArchive:
         edges = band_log_edges(self.band)
         return np.array([in_band_probability(float(level), tau, edges) for level in levels])
 
-    def predicted_in_band(self) -> list[float]:
-        """Per entry, the lognormal model's posterior-mean level's in-band probability (for reports)."""
-        tau = pooled_tau(e.log_nodes() for e in self.entries)
-        edges = band_log_edges(self.band)
-        groups = (e.log_nodes() for e in self.entries)
-        return [in_band_probability(math.fsum(g) / len(g), tau, edges) for g in groups]
-
     def propose(self, count: int, rng: np.random.Generator, *, trained: bool = False) -> list[tuple[int, Instance]]:
         """`count` children: (parent index, child), each with a fresh mutation seed."""
         proposals = []

@@ -166,8 +166,6 @@ def test_the_lognormal_parent_model_prefers_the_band_centre_and_drops_parents_wh
     ]
     picks = [archive.choose(rng, trained=True) for _ in range(400)]
     assert picks.count(1) == 0 and picks.count(0) > picks.count(2)
-    predicted = archive.predicted_in_band()
-    assert predicted[0] > predicted[2] > predicted[1]
     restored = InstanceArchive.from_dict(archive.to_dict())
     assert restored == archive and restored.entries[2].child_nodes == [6, 10, 7, 30]
     legacy = archive.to_dict()  # a state saved before the parent model and child nodes were recorded
