@@ -1,0 +1,84 @@
+"""Pilot behind the README's "why a parent model cannot close the gap": children of delivered medium CFL instances.
+
+Re-solves the 40 medium instances that `optiscribe-bands-cfl-mutation-seed0.json` delivered and 6 children of each
+(sigma 0.01, mutation seeds 7919 i + c), under the bench's SCIP settings, then measures how well a parent's own
+node count, or its first k children, predict its remaining children's in-band share. Writes
+`optiscribe-mutation-children-pilot.json` (raw node counts and the summary). About 5 min on 2 cores:
+`python docs/bench/optiscribe-mutation-children-pilot.py` (or `--analyse` to recompute the summary from the JSON).
+"""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).parent
+OUT = HERE / "optiscribe-mutation-children-pilot.json"
+CHILDREN = 6
+
+
+def solve() -> dict:
+    from synth.generators.optiscribe.archive import Instance, solve_instances
+    from synth.generators.optiscribe.build import Mutation
+    from synth.validators.optiscribe.scip import ScipSettings
+
+    bench = json.loads((HERE / "optiscribe-bands-cfl-mutation-seed0.json").read_text())
+    medium = bench["families"]["facility_location"]["medium"]
+    parents = [Instance.from_dict(d) for d in medium["mutation"]["delivered"]]
+    kids = [p.child(Mutation(7919 * i + c, 0.01)) for i, p in enumerate(parents) for c in range(CHILDREN)]
+    stats = solve_instances(parents + kids, scip=ScipSettings(seed=0, total_nodes=3000, time_limit=120), workers=2)
+    nodes = [s.nodes for s in stats]
+    kid_nodes = nodes[len(parents) :]
+    rows = [kid_nodes[CHILDREN * i : CHILDREN * (i + 1)] for i in range(len(parents))]
+    return {"band": medium["effort_band"], "sigma": 0.01, "parents": nodes[: len(parents)], "children": rows}
+
+
+def _cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def analyse(raw: dict) -> dict:
+    low, high = raw["band"]
+    edges = (math.log(low - 0.5), math.log(high + 0.5))
+    parents = np.log(np.maximum(raw["parents"], 1))
+    kids = np.array(raw["children"])
+    logs = np.log(np.maximum(kids, 1))
+    landed = (low <= kids) & (kids <= high)
+    deviation = (logs - parents[:, None]).ravel()
+    centre_distance = np.abs(parents - sum(edges) / 2)
+    near = centre_distance <= np.median(centre_distance)
+    predictors = {}
+    for fitted in range(4):  # a parent and its first `fitted` children predict the rest
+        later = landed[:, fitted:].mean(axis=1)
+        counts = (1 + landed[:, :fitted].sum(axis=1)) / (2 + fitted)
+        groups = [np.r_[parents[i], logs[i, :fitted]] for i in range(len(parents))]
+        squares = sum(((g - g.mean()) ** 2).sum() for g in groups)
+        tau = math.sqrt((2 * 0.25 + squares) / (2 + sum(len(g) - 1 for g in groups)))
+        lognormal = [
+            _cdf((edges[1] - g.mean()) / (tau * math.sqrt(1 + 1 / len(g))))
+            - _cdf((edges[0] - g.mean()) / (tau * math.sqrt(1 + 1 / len(g))))
+            for g in groups
+        ]
+        predictors[f"first_{fitted}_children"] = {
+            "count_correlation": None if fitted == 0 else round(float(np.corrcoef(counts, later)[0, 1]), 3),
+            "lognormal_correlation": round(float(np.corrcoef(lognormal, later)[0, 1]), 3),
+        }
+    return {
+        "children_in_band": round(float(landed.mean()), 4),
+        "children_in_band_nearer_half": round(float(landed[near].mean()), 4),
+        "children_in_band_farther_half": round(float(landed[~near].mean()), 4),
+        "log_deviation_quantiles": {
+            str(q): round(float(np.quantile(deviation, q)), 3) for q in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+        },
+        "misses_below": int((kids < low).sum()),
+        "misses_above": int((kids > high).sum()),
+        "prediction_of_later_children": predictors,
+    }
+
+
+if __name__ == "__main__":
+    raw = json.loads(OUT.read_text())["raw"] if "--analyse" in sys.argv else solve()
+    OUT.write_text(json.dumps({"raw": raw, "summary": analyse(raw)}, indent=1) + "\n")
+    print(json.dumps(analyse(raw), indent=1))
