@@ -1,8 +1,9 @@
 """Pilot behind the README's "why a parent model cannot close the gap": children of delivered medium CFL instances.
 
 Re-solves the 40 medium instances that `optiscribe-bands-cfl-mutation-seed0.json` delivered and 6 children of each
-(sigma 0.01, mutation seeds 7919 i + c), under the bench's SCIP settings, then measures how well a parent's own
-node count, or its first k children, predict its remaining children's in-band share. Writes
+(sigma 0.01, mutation seeds 7919 i + c), under the bench's SCIP settings, and each parent again under SCIP seeds
+1-4; then measures how well a parent's own node count, its first k children, or its robustness to SCIP's seed
+(the share of the 5 seeds whose solve lands in the band) predict its children's in-band share. Writes
 `optiscribe-mutation-children-pilot.json` (raw node counts and the summary). About 5 min on 2 cores:
 `python docs/bench/optiscribe-mutation-children-pilot.py` (or `--analyse` to recompute the summary from the JSON).
 """
@@ -32,7 +33,15 @@ def solve() -> dict:
     nodes = [s.nodes for s in stats]
     kid_nodes = nodes[len(parents) :]
     rows = [kid_nodes[CHILDREN * i : CHILDREN * (i + 1)] for i in range(len(parents))]
-    return {"band": medium["effort_band"], "sigma": 0.01, "parents": nodes[: len(parents)], "children": rows}
+    by_seed = {
+        str(seed): [
+            s.nodes
+            for s in solve_instances(parents, scip=ScipSettings(seed=seed, total_nodes=3000, time_limit=120), workers=2)
+        ]
+        for seed in (1, 2, 3, 4)
+    }
+    raw = {"band": medium["effort_band"], "sigma": 0.01, "parents": nodes[: len(parents)], "children": rows}
+    return raw | {"parents_by_scip_seed": by_seed}
 
 
 def _cdf(x: float) -> float:
@@ -65,6 +74,19 @@ def analyse(raw: dict) -> dict:
             "count_correlation": None if fitted == 0 else round(float(np.corrcoef(counts, later)[0, 1]), 3),
             "lognormal_correlation": round(float(np.corrcoef(lognormal, later)[0, 1]), 3),
         }
+    seeds = np.array([raw["parents"], *raw["parents_by_scip_seed"].values()])
+    robust = ((low <= seeds) & (seeds <= high)).mean(axis=0)
+    share = landed.mean(axis=1)
+    robustness = {
+        "correlation": round(float(np.corrcoef(robust, share)[0, 1]), 3),
+        "children_in_band_by_parent_seed_share": {
+            str(round(float(v), 2)): {
+                "parents": int((robust == v).sum()),
+                "children_in_band": round(float(share[robust == v].mean()), 4),
+            }
+            for v in sorted(set(robust))
+        },
+    }
     return {
         "children_in_band": round(float(landed.mean()), 4),
         "children_in_band_nearer_half": round(float(landed[near].mean()), 4),
@@ -75,6 +97,7 @@ def analyse(raw: dict) -> dict:
         "misses_below": int((kids < low).sum()),
         "misses_above": int((kids > high).sum()),
         "prediction_of_later_children": predictors,
+        "parent_robustness_to_scip_seed": robustness,
     }
 
 
