@@ -171,17 +171,19 @@ class InstanceArchive:
         indices = list(range(len(self.entries)))
         if trained:
             indices = [i for i in indices if self.entries[i].children >= self.min_children] or indices
-        chosen = [self.entries[i] for i in indices]
         if self.parent_model == "lognormal":
-            scores = self._lognormal_draws(chosen, rng)
+            scores = self._lognormal_draws(indices, rng)
         else:
+            chosen = [self.entries[i] for i in indices]
             scores = np.array([rng.beta(1 + e.in_band, 1 + e.children - e.in_band) for e in chosen])
         return indices[int(np.argmax(scores))]
 
-    def _lognormal_draws(self, chosen: Sequence[ArchiveEntry], rng: np.random.Generator) -> np.ndarray:
-        """Per parent, the in-band probability of a child at a level drawn from the level's posterior."""
-        tau = pooled_tau(e.log_nodes() for e in self.entries)
-        groups = [e.log_nodes() for e in chosen]
+    def _lognormal_draws(self, indices: Sequence[int], rng: np.random.Generator) -> np.ndarray:
+        """Per parent in `indices`, the in-band probability of a child at a level drawn from the level's posterior
+        (the spread pooled over every entry's lineage group)."""
+        every = [e.log_nodes() for e in self.entries]
+        tau = pooled_tau(every)
+        groups = [every[i] for i in indices]
         means = np.array([math.fsum(g) / len(g) for g in groups])
         spreads = tau / np.sqrt([len(g) for g in groups])
         levels = means + spreads * rng.standard_normal(len(groups))

@@ -115,6 +115,18 @@ def test_a_config_sets_the_instance_seeds_per_spec():
         OptiScribeConfig(curriculum=[TINY], instance_seeds=2, challenger="llm")
 
 
+def test_the_config_offers_exactly_the_archive_parent_models_and_passes_the_choice_on():
+    from typing import get_args
+
+    from synth.generators.optiscribe.archive import PARENT_MODELS
+    from synth.pipelines.optiscribe import OptiScribeConfig, build_generator
+
+    assert get_args(OptiScribeConfig.model_fields["mutation_parents"].annotation) == PARENT_MODELS
+    for model in PARENT_MODELS:
+        config = OptiScribeConfig(curriculum=[EASY], mutation_rounds=1, mutation_parents=model)
+        assert build_generator(config).settings.mutation_parents == model
+
+
 EASY = "a max-cut problem with 12 nodes, density 0.4, easy"
 
 
