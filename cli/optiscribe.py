@@ -133,6 +133,9 @@ def bands_command(
         help="Parent model: beta (children's in-band counts) or lognormal (predicted child log-nodes); a comma list"
         " also runs the others on the same archive and streams, for comparison.",
     ),
+    effort_seeds: int = typer.Option(
+        1, "--effort-seeds", min=1, help="Odd number of SCIP seeds per measurement; the median solve's nodes count."
+    ),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
     from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
@@ -155,6 +158,8 @@ def bands_command(
     from synth.generators.optiscribe.bench import MutationSettings
     from synth.validators.optiscribe.spec import SpecError
 
+    if effort_seeds % 2 == 0:
+        exit_with_error(f"--effort-seeds: must be odd (the median solve counts), got {effort_seeds}", code=2)
     parents = split_choices(mutation_parents, PARENT_MODELS, option="--mutation-parents", noun="parent model")
     parents = list(dict.fromkeys(parents))
     mutation = None
@@ -189,6 +194,7 @@ def bands_command(
             search_holdout=search_holdout,
             mutation=mutation,
             compare_parents=parents[1:],  # type: ignore[arg-type]
+            effort_seeds=effort_seeds,
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)

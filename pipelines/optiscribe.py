@@ -29,6 +29,9 @@ class ScipConfig(StrictModel):
     emphasis: str = Field("default", description="SCIP emphasis preset (e.g. from `synth optiscribe tune`)")
     meta: dict[str, str] = Field(default_factory=dict, description="presolving/separating/heuristics: off|fast|...")
     overrides: dict[str, float | int | str | bool] = Field(default_factory=dict, description="SCIP parameters")
+    effort_seeds: PositiveInt = Field(
+        1, description="odd number of seeds (from `seed` on) each measurement solves under; the median solve counts"
+    )
 
     @model_validator(mode="after")
     def _valid(self) -> ScipConfig:

@@ -666,6 +666,7 @@ def bench_bands(
     search_holdout: int = 16,
     mutation: MutationSettings | None = None,
     compare_parents: Sequence[ParentModel] = (),
+    effort_seeds: int = 1,
 ) -> dict[str, Any]:
     """Difficulty following: for each family and asked band (a difficulty word, or `about N` for a node target),
     self-play on "<base>, <band>" with the band reward, then the share of the trained challenger's instances (and
@@ -683,11 +684,12 @@ def bench_bands(
     seeds, re-solved under `search_holdout` fresh ones). `mutation` also runs the mutation challenger on each asked
     band (`bench_mutation`), its archive seeded from that band's self-play; each of `compare_parents` runs it again
     with that parent model on the same seed instances and random streams (a paired comparison), reported under
-    `mutation_<model>`."""
+    `mutation_<model>`. `effort_seeds` k > 1 measures every solve's effort as the median over SCIP seeds 0 … k-1
+    (`ScipSettings.effort_seeds`): calibration, self-play, evaluation and the in-band checks all count it."""
     import os
 
     load_before = os.getloadavg()
-    scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit)
+    scip = ScipSettings(seed=0, total_nodes=total_nodes, time_limit=time_limit, effort_seeds=effort_seeds)
     settings = SelfPlaySettings(
         rounds=rounds,
         candidates=candidates,

@@ -98,6 +98,22 @@ def test_mutation_rounds_write_children_that_rebuild_and_verify(tmp_path):
     assert verified.exit_code == 0 and json.loads(verified.stdout)["ok"], verified.output
 
 
+def test_an_effort_over_three_scip_seeds_is_recorded_filtered_on_and_re_verified(tmp_path):
+    generator = {**TINY["generator"], "curriculum": TINY["generator"]["curriculum"][:1], "rounds": 1}
+    config = dict(TINY, shards=1, generator={**generator, "scip": {"total_nodes": 1000, "effort_seeds": 3}})
+    out = tmp_path / "out"
+    result = invoke("run", write_config(tmp_path / "median.yaml", config), "--out", out, "--no-progress")
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(out / "data").to_pylist() + pq.read_table(out / "rejected").to_pylist()
+    assert len(rows) == 3
+    for row in rows:
+        counts = json.loads(row["solve_stats"])["nodes_by_seed"]
+        assert len(counts) == 3 and row["solve_nodes"] == sorted(counts)[1]
+        assert json.loads(row["scip_settings"])["effort_seeds"] == 3
+    verified = invoke("verify", out, "--json")
+    assert verified.exit_code == 0 and json.loads(verified.stdout)["ok"], verified.output
+
+
 def test_same_seed_and_config_give_byte_identical_shards(dataset, tmp_path):
     again = tmp_path / "again"
     result = invoke("run", write_config(tmp_path / "tiny.yaml", TINY), "--out", again, "--no-progress")
@@ -194,6 +210,7 @@ def test_export_command_writes_both_formats_and_refuses_a_used_target(dataset, t
         ({"challenger": "llm", "instance_seeds": 3}, "instance_seeds > 1 needs a spec challenger"),
         ({"mutation_rounds": 1}, "mutation_rounds > 0 needs every curriculum instruction to ask a difficulty"),
         ({"mutation_parents": "best"}, "mutation_parents"),
+        ({"scip": {"effort_seeds": 2}}, "effort_seeds 2 must be odd"),
     ],
 )
 def test_an_unreachable_band_or_unknown_scip_setting_is_a_one_line_config_error(tmp_path, generator, fragment):
@@ -218,6 +235,8 @@ def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
     assert family.exit_code == 2 and "unknown family 'sudoku'" in family.output
     learner = invoke("optiscribe", "bands", "--challenger", "ga", "--out", tmp_path / "b.json")
     assert learner.exit_code == 2 and "unknown learner 'ga'" in learner.output
+    seeds = invoke("optiscribe", "bands", "--effort-seeds", "2", "--out", tmp_path / "b.json")
+    assert seeds.exit_code == 2 and "--effort-seeds: must be odd" in seeds.output
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
 
 

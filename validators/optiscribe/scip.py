@@ -5,6 +5,11 @@ JSON statistics; the post-cut root bound is the dual bound when the root node is
 event at depth 0), falling back to the statistics' final root dual bound, and to the primal bound only for an
 instance solved at the root. Wall-clock time is measured but never stored in data files; the deterministic
 time and node count are reproducible for fixed settings on one SCIP build.
+
+SCIP's node count moves with its random seeds alone (performance variability: the same instance under seeds
+0, 1, 2 often spans a factor of 2), so settings with `effort_seeds` k > 1 solve under seeds seed … seed+k-1 and
+report the median solve: its node count is the instance's effort, a property of the instance rather than of one
+seed's luck, and the per-seed counts are kept in `nodes_by_seed`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from synth.validators.optiscribe.reading import ModelFormat, read_model_text
@@ -32,7 +37,8 @@ META_GROUPS = ("presolving", "separating", "heuristics")
 class ScipSettings:
     """Fixed SCIP settings: seeds, one LP thread, a total node cap and a wall-clock safety limit, and optionally a
     tuned configuration: an emphasis preset, meta settings of presolving / separating / heuristics (SCIP's
-    `SCIP_PARAMSETTING`) and explicit parameter overrides, applied in that order and before the seeds and caps."""
+    `SCIP_PARAMSETTING`) and explicit parameter overrides, applied in that order and before the seeds and caps.
+    `effort_seeds` (odd) is how many seeds, from `seed` on, one measurement solves under (the median counts)."""
 
     seed: int = 0
     total_nodes: int = 5000
@@ -40,8 +46,12 @@ class ScipSettings:
     emphasis: str = "default"
     meta: Mapping[str, str] = field(default_factory=dict)
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    effort_seeds: int = 1
 
     def __post_init__(self) -> None:
+        if self.effort_seeds < 1 or self.effort_seeds % 2 == 0:
+            msg = f"scip: effort_seeds {self.effort_seeds} must be odd and at least 1 (the median of the solves counts)"
+            raise ValueError(msg)
         if self.emphasis not in EMPHASES:
             msg = f"scip: unknown emphasis {self.emphasis!r}; choose from {list(EMPHASES)}"
             raise ValueError(msg)
@@ -79,12 +89,16 @@ class ScipSettings:
             "limits/time": self.time_limit,
         }
 
+    def single_seeds(self) -> list[ScipSettings]:
+        """One single-seed settings per solve of a measurement: seeds `seed` … `seed + effort_seeds - 1`."""
+        return [replace(self, seed=self.seed + k, effort_seeds=1) for k in range(self.effort_seeds)]
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain values, recorded beside every solve (the tuning fields only when set, so untuned rows keep the
-        three fields they always had)."""
+        """Plain values, recorded beside every solve (the tuning fields and `effort_seeds` only when set, so
+        untuned single-seed rows keep the three fields they always had)."""
         data = asdict(self)
         data["meta"], data["overrides"] = dict(self.meta), dict(self.overrides)
-        for name, empty in (("emphasis", "default"), ("meta", {}), ("overrides", {})):
+        for name, empty in (("emphasis", "default"), ("meta", {}), ("overrides", {}), ("effort_seeds", 1)):
             if data[name] == empty:
                 del data[name]
         return data
@@ -94,7 +108,9 @@ class ScipSettings:
 class ScipStats:
     """What one SCIP solve reports (gaps are None without a primal solution or a finite bound). `treesize_estimate`
     is SCIP's estimate of the final search-tree size when it stopped (`getTreesizeEstimation`; None when SCIP has
-    none): for a solve stopped by the node cap, how large the full search would have been."""
+    none): for a solve stopped by the node cap, how large the full search would have been. A measurement over
+    several seeds reports its median solve, every seed's node count in `nodes_by_seed` (empty for one seed) and the
+    wall time of all its solves."""
 
     status: str
     feasible: bool
@@ -115,12 +131,18 @@ class ScipStats:
     constraints: int
     scip_version: str
     wall_seconds: float
+    nodes_by_seed: tuple[int, ...] = ()
 
     def to_dict(self, *, include_wall_time: bool = False) -> dict[str, Any]:
-        """Plain values; wall time only when asked (it must stay out of data files)."""
+        """Plain values; wall time only when asked (it must stay out of data files), `nodes_by_seed` only when
+        several seeds were solved (single-seed records keep the fields they always had)."""
         data = asdict(self)
         if not include_wall_time:
             del data["wall_seconds"]
+        if self.nodes_by_seed:
+            data["nodes_by_seed"] = list(self.nodes_by_seed)
+        else:
+            del data["nodes_by_seed"]
         return data
 
 
@@ -172,9 +194,25 @@ def _finite(value: Any, infinity: float) -> float | None:
     return None if value is None or abs(value) >= infinity else float(value)
 
 
+def median_solve(solves: list[ScipStats]) -> ScipStats:
+    """The solve a several-seed measurement reports: the median by node count (ties in seed order), or the first
+    solve the wall-clock cap stopped, since then the counts do not reproduce; with every seed's count and the
+    wall time of them all."""
+    stopped = [s for s in solves if s.status == "timelimit"]
+    chosen = stopped[0] if stopped else sorted(solves, key=lambda s: s.nodes)[len(solves) // 2]
+    return replace(
+        chosen,
+        nodes_by_seed=tuple(s.nodes for s in solves),
+        wall_seconds=sum(s.wall_seconds for s in solves),
+    )
+
+
 def solve_model_text(text: str, *, fmt: ModelFormat = "lp", settings: ScipSettings | None = None) -> ScipStats:
-    """Read `text`, solve it under `settings` and measure it; malformed text raises `ModelTextError`."""
+    """Read `text`, solve it under `settings` and measure it (the median solve over `effort_seeds` seeds);
+    malformed text raises `ModelTextError`."""
     settings = settings or ScipSettings()
+    if settings.effort_seeds > 1:
+        return median_solve([solve_model_text(text, fmt=fmt, settings=one) for one in settings.single_seeds()])
     model = read_model_text(text, fmt=fmt)
     settings.apply(model)
     handler = _root_event_handler()
