@@ -3,8 +3,10 @@
 Re-solves the 40 medium instances that `optiscribe-bands-cfl-mutation-seed0.json` delivered and 6 children of each
 (sigma 0.01, mutation seeds 7919 i + c), under the bench's SCIP settings, and each parent again under SCIP seeds
 1-4; then measures how well a parent's own node count, its first k children, or its robustness to SCIP's seed
-(the share of the 5 seeds whose solve lands in the band) predict its children's in-band share. Writes
-`optiscribe-mutation-children-pilot.json` (raw node counts and the summary). About 5 min on 2 cores:
+(the share of the 5 seeds whose solve lands in the band) predict its children's in-band share. The children are
+solved again under SCIP seeds 1-2 too, to measure what an effort taken as the median over 3 SCIP seeds
+(`ScipSettings.effort_seeds`) does to the share that lands. Writes
+`optiscribe-mutation-children-pilot.json` (raw node counts and the summary). About 14 min on 2 cores:
 `python docs/bench/optiscribe-mutation-children-pilot.py` (or `--analyse` to recompute the summary from the JSON).
 """
 
@@ -40,8 +42,37 @@ def solve() -> dict:
         ]
         for seed in (1, 2, 3, 4)
     }
+    kids_by_seed = {}
+    for seed in (1, 2):
+        solved = solve_instances(kids, scip=ScipSettings(seed=seed, total_nodes=3000, time_limit=120), workers=2)
+        kids_by_seed[str(seed)] = [
+            [s.nodes for s in solved[CHILDREN * i : CHILDREN * (i + 1)]] for i in range(len(parents))
+        ]
     raw = {"band": medium["effort_band"], "sigma": 0.01, "parents": nodes[: len(parents)], "children": rows}
-    return raw | {"parents_by_scip_seed": by_seed}
+    return raw | {"parents_by_scip_seed": by_seed, "children_by_scip_seed": kids_by_seed}
+
+
+def median_of_three(raw: dict) -> dict:
+    """In-band shares when every node count is the median over SCIP seeds 0-2, against seed 0 alone."""
+    low, high = raw["band"]
+
+    def inside(nodes: np.ndarray) -> np.ndarray:
+        return (low <= np.maximum(nodes, 1)) & (np.maximum(nodes, 1) <= high)
+
+    kids = np.array([raw["children"], *raw["children_by_scip_seed"].values()])
+    parents = np.array([raw["parents"], *raw["parents_by_scip_seed"].values()])
+    median_kids, median_parents = np.median(kids, axis=0), np.median(parents[:3], axis=0)
+    robust = inside(parents).all(axis=0)
+    return {
+        "children_in_band_by_scip_seed": [round(float(inside(k).mean()), 4) for k in kids],
+        "children_in_band_median": round(float(inside(median_kids).mean()), 4),
+        "children_in_band_all_three_seeds": round(float(inside(kids).all(axis=0).mean()), 4),
+        "parents_in_band_median": int(inside(median_parents).sum()),
+        "their_children_in_band_seed0": round(float(inside(kids[0][inside(median_parents)]).mean()), 4),
+        "their_children_in_band_median": round(float(inside(median_kids[inside(median_parents)]).mean()), 4),
+        "parents_in_band_under_all_5_seeds": int(robust.sum()),
+        "robust_parents_children_in_band_median": round(float(inside(median_kids[robust]).mean()), 4),
+    }
 
 
 def _cdf(x: float) -> float:
@@ -98,6 +129,7 @@ def analyse(raw: dict) -> dict:
         "misses_above": int((kids > high).sum()),
         "prediction_of_later_children": predictors,
         "parent_robustness_to_scip_seed": robustness,
+        "median_of_three_scip_seeds": median_of_three(raw) if "children_by_scip_seed" in raw else None,
     }
 
 
