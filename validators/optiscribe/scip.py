@@ -6,9 +6,8 @@ event at depth 0), falling back to the statistics' final root dual bound, and to
 instance solved at the root. Wall-clock time is measured but never stored in data files; the deterministic
 time and node count are reproducible for fixed settings on one SCIP build.
 
-SCIP's node count moves with its random seeds alone (performance variability: the same instance under seeds
-0, 1, 2 often spans a factor of 2), so settings with `effort_seeds` k > 1 solve under seeds seed … seed+k-1 and
-report the median solve: its node count is the instance's effort, a property of the instance rather than of one
+SCIP's node count moves with its random seeds alone (performance variability), so settings with `effort_seeds`
+k > 1 solve under seeds seed … seed+k-1 and report the median solve: its node count is the instance's effort, a property of the instance rather than of one
 seed's luck, and the per-seed counts are kept in `nodes_by_seed`.
 """
 
