@@ -2,10 +2,10 @@
 ("needs about 10,000 nodes") asks for, how far a solve lands from it, and the band-following reward.
 
 Bands are in B&B nodes (`getNTotalNodes()`, restarts included) under the row's fixed SCIP settings (the median
-over SCIP seeds when they set `effort_seeds` > 1), measured at the asked size: easy 1–10 nodes (closed at or near the root), medium 11–299, hard 300 and more (an instance
-stopped by the node cap with a solution counts as hard). An explicit target N asks for [N/3, 3N]: node counts of
-one parameterisation spread over a factor of about 3 between instance seeds. A band whose lower edge is above
-the node cap cannot be shown and is refused.
+over SCIP seeds when they set `effort_seeds` > 1), measured at the asked size: easy 1–10 nodes (closed at or near
+the root), medium 11–299, hard 300 and more (an instance stopped by the node cap with a solution counts as hard).
+An explicit target N asks for [N/3, 3N]: node counts of one parameterisation spread over a factor of about 3
+between instance seeds. A band whose lower edge is above the node cap cannot be shown and is refused.
 
 Fixed node edges mean different things at different sizes (a 30-node max-cut never needs 300 nodes under most
 parameterisations). `calibrate_bands` measures the effort a family reaches at the asked size instead: the node

@@ -7,8 +7,8 @@ instance solved at the root. Wall-clock time is measured but never stored in dat
 time and node count are reproducible for fixed settings on one SCIP build.
 
 SCIP's node count moves with its random seeds alone (performance variability), so settings with `effort_seeds`
-k > 1 solve under seeds seed … seed+k-1 and report the median solve: its node count is the instance's effort, a property of the instance rather than of one
-seed's luck, and the per-seed counts are kept in `nodes_by_seed`.
+k > 1 solve under seeds seed … seed+k-1 and report the median solve: its node count is the instance's effort, a
+property of the instance rather than of one seed's luck, and the per-seed counts are kept in `nodes_by_seed`.
 """
 
 from __future__ import annotations
