@@ -240,6 +240,18 @@ def test_tune_and_bands_refuse_bad_arguments_in_one_line(tmp_path):
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "b.json").exists()
 
 
+def test_bands_measures_effort_over_several_scip_seeds_from_the_cli(tmp_path):
+    out = tmp_path / "bands.json"
+    tiny = ["--rounds", "1", "--candidates", "1", "--eval-instances", "1", "--max-draws", "1"]
+    options = ["--families", "max_cut", "--bands", "about:30", "--calibration-samples", "0", "--spread-seeds", "0"]
+    result = invoke("optiscribe", "bands", *options, *tiny, "--effort-seeds", "3", "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["settings"]["scip"]["effort_seeds"] == 3
+    band = report["families"]["max_cut"]["about 30"]
+    assert band["effort_band"] == [10, 90] and len(band["selfplay_nodes"]) == 1
+
+
 def test_bands_measures_the_random_search_baseline_from_the_cli(tmp_path):
     out = tmp_path / "bands.json"
     tiny = ["--rounds", "1", "--candidates", "1", "--eval-instances", "1", "--max-draws", "1"]
