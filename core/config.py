@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from synth.core.errors import ConfigError, read_text_file
 from synth.core.records import canonical_json
@@ -84,6 +84,17 @@ class PipelineConfig(StrictModel):
     filters: list[FilterSpec] = Field(default_factory=lambda: [VerdictFilterSpec()])
     card: CardConfig = Field(default_factory=CardConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    @field_validator("verifiers")
+    @classmethod
+    def _distinct_verifiers(cls, names: list[str] | None) -> list[str] | None:
+        """Each verifier runs once: a name listed twice would write its score columns twice."""
+        listed = names or []
+        repeated = sorted({name for name in listed if listed.count(name) > 1})
+        if repeated:
+            msg = f"verifiers listed more than once: {repeated}"
+            raise ValueError(msg)
+        return names
 
     def hashed_fields(self) -> dict[str, Any]:
         """The fields that decide the data, as plain JSON values."""

@@ -32,6 +32,14 @@ def test_unknown_domain_field_and_unknown_domain(tmp_path):
         load_config(write(tmp_path, "domain: nope\n"))
 
 
+def test_a_verifier_listed_twice_is_a_one_line_error_naming_it(tmp_path):
+    path = write(tmp_path, "domain: toy\nverifiers: [even, odd, even]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}: field `verifiers`: verifiers listed more than once: ['even']")
+    assert "\n" not in str(info.value)
+
+
 def test_bad_yaml_and_missing_file_are_one_line_errors(tmp_path):
     with pytest.raises(ConfigError, match=r"line 2: invalid YAML") as info:
         load_config(write(tmp_path, "domain: toy\nkey: value: other\n"))
