@@ -22,34 +22,35 @@ OUT = HERE / "optiscribe-mutation-children-pilot.json"
 CHILDREN = 6
 
 
-def solve() -> dict:
-    from synth.generators.optiscribe.archive import Instance, solve_instances
-    from synth.generators.optiscribe.build import Mutation
+def nodes_under(instances: list, seed: int) -> list[int]:
+    """Each instance's node count under the bench's SCIP settings with SCIP seed `seed`."""
+    from synth.generators.optiscribe.archive import solve_instances
     from synth.validators.optiscribe.scip import ScipSettings
+
+    scip = ScipSettings(seed=seed, total_nodes=3000, time_limit=120)
+    return [s.nodes for s in solve_instances(instances, scip=scip, workers=2)]
+
+
+def by_parent(kid_nodes: list[int]) -> list[list[int]]:
+    """Children's node counts cut into one row of `CHILDREN` per parent."""
+    return [kid_nodes[i : i + CHILDREN] for i in range(0, len(kid_nodes), CHILDREN)]
+
+
+def solve() -> dict:
+    from synth.generators.optiscribe.archive import Instance
+    from synth.generators.optiscribe.build import Mutation
 
     bench = json.loads((HERE / "optiscribe-bands-cfl-mutation-seed0.json").read_text())
     medium = bench["families"]["facility_location"]["medium"]
     parents = [Instance.from_dict(d) for d in medium["mutation"]["delivered"]]
     kids = [p.child(Mutation(7919 * i + c, 0.01)) for i, p in enumerate(parents) for c in range(CHILDREN)]
-    stats = solve_instances(parents + kids, scip=ScipSettings(seed=0, total_nodes=3000, time_limit=120), workers=2)
-    nodes = [s.nodes for s in stats]
-    kid_nodes = nodes[len(parents) :]
-    rows = [kid_nodes[CHILDREN * i : CHILDREN * (i + 1)] for i in range(len(parents))]
-    by_seed = {
-        str(seed): [
-            s.nodes
-            for s in solve_instances(parents, scip=ScipSettings(seed=seed, total_nodes=3000, time_limit=120), workers=2)
-        ]
-        for seed in (1, 2, 3, 4)
+    nodes = nodes_under(parents + kids, 0)
+    raw = {"band": medium["effort_band"], "sigma": 0.01, "parents": nodes[: len(parents)]}
+    return raw | {
+        "children": by_parent(nodes[len(parents) :]),
+        "parents_by_scip_seed": {str(seed): nodes_under(parents, seed) for seed in (1, 2, 3, 4)},
+        "children_by_scip_seed": {str(seed): by_parent(nodes_under(kids, seed)) for seed in (1, 2)},
     }
-    kids_by_seed = {}
-    for seed in (1, 2):
-        solved = solve_instances(kids, scip=ScipSettings(seed=seed, total_nodes=3000, time_limit=120), workers=2)
-        kids_by_seed[str(seed)] = [
-            [s.nodes for s in solved[CHILDREN * i : CHILDREN * (i + 1)]] for i in range(len(parents))
-        ]
-    raw = {"band": medium["effort_band"], "sigma": 0.01, "parents": nodes[: len(parents)], "children": rows}
-    return raw | {"parents_by_scip_seed": by_seed, "children_by_scip_seed": kids_by_seed}
 
 
 def median_of_three(raw: dict) -> dict:
@@ -75,13 +76,12 @@ def median_of_three(raw: dict) -> dict:
     }
 
 
-def _cdf(x: float) -> float:
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))
-
-
 def analyse(raw: dict) -> dict:
+    from synth.generators.optiscribe.archive import band_log_edges, in_band_probability, pooled_tau
+    from synth.validators.optiscribe.difficulty import EffortBand
+
     low, high = raw["band"]
-    edges = (math.log(low - 0.5), math.log(high + 0.5))
+    edges = band_log_edges(EffortBand(low, high, "medium"))
     parents = np.log(np.maximum(raw["parents"], 1))
     kids = np.array(raw["children"])
     logs = np.log(np.maximum(kids, 1))
@@ -94,13 +94,8 @@ def analyse(raw: dict) -> dict:
         later = landed[:, fitted:].mean(axis=1)
         counts = (1 + landed[:, :fitted].sum(axis=1)) / (2 + fitted)
         groups = [np.r_[parents[i], logs[i, :fitted]] for i in range(len(parents))]
-        squares = sum(((g - g.mean()) ** 2).sum() for g in groups)
-        tau = math.sqrt((2 * 0.25 + squares) / (2 + sum(len(g) - 1 for g in groups)))
-        lognormal = [
-            _cdf((edges[1] - g.mean()) / (tau * math.sqrt(1 + 1 / len(g))))
-            - _cdf((edges[0] - g.mean()) / (tau * math.sqrt(1 + 1 / len(g))))
-            for g in groups
-        ]
+        tau = pooled_tau(groups)  # a child scatters around its group's mean with the mean's own error added
+        lognormal = [in_band_probability(g.mean(), tau * math.sqrt(1 + 1 / len(g)), edges) for g in groups]
         predictors[f"first_{fitted}_children"] = {
             "count_correlation": None if fitted == 0 else round(float(np.corrcoef(counts, later)[0, 1]), 3),
             "lognormal_correlation": round(float(np.corrcoef(lognormal, later)[0, 1]), 3),
