@@ -12,13 +12,13 @@ Every source yields the same `PapyrusDocument` (letters-only text via `normalise
 `list_documents` lists the chosen sources as cheap, picklable `DocumentRef`s in a fixed order and drops a
 document whose Trismegistos (TM) id was already listed by a higher-priority source (epidoc > papygreek >
 duke > padoc); documents of one source that share a TM id (recto and verso, parts) are all kept.
-`read_ref` reads one ref.
+`read_ref` reads one ref; `iter_source` reads every document of one labelled corpus.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,9 +28,9 @@ from lxml import etree
 from synth.generators.papyrus.corpus import SAMPLE_ROOT, PapyrusDocument, corpus_files, read_document
 from synth.generators.papyrus.epidoc import MAX_DOCUMENT_BYTES, EpiDocError, local_name
 from synth.generators.papyrus.sources.base import CORPORA_ROOT, SourceEntry, split_tms
-from synth.generators.papyrus.sources.duke import iter_duke, list_duke, read_duke
-from synth.generators.papyrus.sources.padoc import iter_padoc, list_padoc, read_padoc
-from synth.generators.papyrus.sources.papygreek import iter_papygreek, list_papygreek, read_papygreek
+from synth.generators.papyrus.sources.duke import list_duke, read_duke
+from synth.generators.papyrus.sources.padoc import list_padoc, read_padoc
+from synth.generators.papyrus.sources.papygreek import list_papygreek, read_papygreek
 
 __all__ = [
     "CORPORA_ROOT",
@@ -38,9 +38,7 @@ __all__ = [
     "DocumentRef",
     "SourceEntry",
     "SourceName",
-    "iter_duke",
-    "iter_padoc",
-    "iter_papygreek",
+    "iter_source",
     "list_documents",
     "list_epidoc",
     "read_ref",
@@ -154,6 +152,28 @@ def read_ref(
     reader = read_document if ref.source == "epidoc" else _READERS[ref.source]
     options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
     return reader(Path(ref.root), ref.locator, **options)
+
+
+def iter_source(
+    name: str,
+    root: Path = CORPORA_ROOT,
+    *,
+    keep_deleted: bool = False,
+    scriptio_continua: bool = False,
+    max_bytes: int | None = MAX_DOCUMENT_BYTES,
+) -> Iterator[PapyrusDocument | EpiDocError]:
+    """Yield every document of the labelled corpus `name` (``papygreek``, ``duke``, ``padoc``) under `root`, in
+    its listing order, without TM deduplication; unusable ones come as `EpiDocError`s.
+
+    Raises:
+        ValueError: `name` is not a labelled corpus.
+    """
+    if name not in _LISTERS:
+        msg = f"unknown labelled corpus `{name}`; choose from {', '.join(_LISTERS)}"
+        raise ValueError(msg)
+    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
+    for entry in _LISTERS[name](Path(root), max_bytes=max_bytes):
+        yield read_ref(DocumentRef(name, str(root), entry.locator, entry.tms), **options)
 
 
 def list_epidoc(root: Path, *, read_tms: bool = True, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> list[SourceEntry]:

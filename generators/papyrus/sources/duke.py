@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +54,7 @@ from synth.generators.papyrus.sources.base import (
     split_tms,
 )
 
-__all__ = ["FOLDER", "iter_duke", "list_duke", "map_duke_doctype", "read_duke", "strip_form"]
+__all__ = ["FOLDER", "list_duke", "map_duke_doctype", "read_duke", "strip_form"]
 
 #: The folder of the Trismegistos Words treebanks under the corpora root.
 FOLDER = "duke_nlp"
@@ -113,19 +112,6 @@ def list_duke(root: Path = CORPORA_ROOT, *, max_bytes: int | None = MAX_DOCUMENT
             continue
         entries.extend(SourceEntry(f"{rel}{_FRAGMENT}{tm}", split_tms(tm)) for tm in texts)
     return entries
-
-
-def iter_duke(
-    root: Path = CORPORA_ROOT,
-    *,
-    keep_deleted: bool = False,
-    scriptio_continua: bool = False,
-    max_bytes: int | None = MAX_DOCUMENT_BYTES,
-) -> Iterator[PapyrusDocument | EpiDocError]:
-    """Yield every document of the treebank files under `root`; unusable ones come as `EpiDocError`s."""
-    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
-    for entry in list_duke(root, max_bytes=max_bytes):
-        yield read_duke(root, entry.locator, **options)
 
 
 def read_duke(

@@ -25,7 +25,6 @@ import csv
 import functools
 import io
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +44,7 @@ from synth.generators.papyrus.sources.base import (
     split_tms,
 )
 
-__all__ = ["FOLDER", "iter_padoc", "list_padoc", "quarter_century_span", "read_padoc"]
+__all__ = ["FOLDER", "list_padoc", "quarter_century_span", "read_padoc"]
 
 #: The folder of the PaDoc CSV files under the corpora root.
 FOLDER = "padoc"
@@ -93,19 +92,6 @@ def list_padoc(root: Path = CORPORA_ROOT, *, max_bytes: int | None = MAX_DOCUMEN
         for number, row in enumerate(table.rows, start=1):
             entries.append(SourceEntry(f"{rel}{_FRAGMENT}{number}", split_tms(row.get(table.layout.tm))))
     return entries
-
-
-def iter_padoc(
-    root: Path = CORPORA_ROOT,
-    *,
-    keep_deleted: bool = False,
-    scriptio_continua: bool = False,
-    max_bytes: int | None = MAX_DOCUMENT_BYTES,
-) -> Iterator[PapyrusDocument | EpiDocError]:
-    """Yield every row of the PaDoc files under `root` as a document; unusable rows come as `EpiDocError`s."""
-    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
-    for entry in list_padoc(root, max_bytes=max_bytes):
-        yield read_padoc(root, entry.locator, **options)
 
 
 def read_padoc(

@@ -57,7 +57,7 @@ from synth.generators.papyrus.sources.base import (
     split_tms,
 )
 
-__all__ = ["FOLDER", "iter_papygreek", "list_papygreek", "map_papygreek_doctype", "read_papygreek", "strip_form"]
+__all__ = ["FOLDER", "list_papygreek", "map_papygreek_doctype", "read_papygreek", "strip_form"]
 
 #: The folder of the PapyGreek treebanks under the corpora root.
 FOLDER = "papygreek_treebanks"
@@ -91,19 +91,6 @@ def list_papygreek(root: Path = CORPORA_ROOT, *, max_bytes: int | None = MAX_DOC
     """
     root = Path(root)
     return [SourceEntry(path.relative_to(root).as_posix(), _header_tms(path, max_bytes)) for path in _files(root)]
-
-
-def iter_papygreek(
-    root: Path = CORPORA_ROOT,
-    *,
-    keep_deleted: bool = False,
-    scriptio_continua: bool = False,
-    max_bytes: int | None = MAX_DOCUMENT_BYTES,
-) -> Iterator[PapyrusDocument | EpiDocError]:
-    """Yield every PapyGreek text under `root` in path order; unusable files come as `EpiDocError`s."""
-    options = {"keep_deleted": keep_deleted, "scriptio_continua": scriptio_continua, "max_bytes": max_bytes}
-    for entry in list_papygreek(root, max_bytes=max_bytes):
-        yield read_papygreek(root, entry.locator, **options)
 
 
 def read_papygreek(

@@ -24,9 +24,7 @@ from synth.generators.papyrus.sources import (
     DocumentRef,
     base,
     duke,
-    iter_duke,
-    iter_padoc,
-    iter_papygreek,
+    iter_source,
     list_documents,
     padoc,
     papygreek,
@@ -47,17 +45,17 @@ def documents(items: list[PapyrusDocument | EpiDocError]) -> list[PapyrusDocumen
 
 @pytest.fixture(scope="module")
 def papygreek_items() -> list[PapyrusDocument | EpiDocError]:
-    return list(iter_papygreek())
+    return list(iter_source("papygreek"))
 
 
 @pytest.fixture(scope="module")
 def duke_items() -> list[PapyrusDocument | EpiDocError]:
-    return list(iter_duke())
+    return list(iter_source("duke"))
 
 
 @pytest.fixture(scope="module")
 def padoc_items() -> list[PapyrusDocument | EpiDocError]:
-    return list(iter_padoc())
+    return list(iter_source("padoc"))
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +210,7 @@ DUKE_SAMPLE = """<treebank>
 def test_duke_joins_parts_and_reads_each_word_once(tmp_path: Path) -> None:
     (tmp_path / "duke_nlp").mkdir()
     (tmp_path / "duke_nlp" / "Papyri_Letters.xml").write_text(DUKE_SAMPLE, encoding="utf-8")
-    letter, parts = list(iter_duke(tmp_path))
+    letter, parts = list(iter_source("duke", tmp_path))
     assert isinstance(letter, PapyrusDocument) and isinstance(parts, PapyrusDocument)
     # wordid 2 sits in two sentences; sb.9.9 is another edition of TM 5 and is left out.
     assert letter.text == "χαιρειν\nσε ερρωσ\nθαι"
@@ -368,6 +366,8 @@ def test_unknown_or_no_source_is_refused() -> None:
         list_documents(None, sources=["epidoc", "dclp"])
     with pytest.raises(ValueError, match="`sources` is empty"):
         list_documents(None, sources=[])
+    with pytest.raises(ValueError, match="unknown labelled corpus `epidoc`"):
+        next(iter_source("epidoc"))
 
 
 def test_missing_epidoc_root_is_refused(tmp_path: Path) -> None:
@@ -405,7 +405,7 @@ def copy_padoc_with(tmp_path: Path, row: int, column: str, value: str) -> Path:
 )
 def test_a_bad_csv_field_is_an_error_naming_the_row(tmp_path: Path, column: str, value: str, reason: str) -> None:
     root = copy_padoc_with(tmp_path, 3, column, value)
-    items = list(iter_padoc(root))
+    items = list(iter_source("padoc", root))
     assert len(items) == 5
     errors = [item for item in items if isinstance(item, EpiDocError)]
     assert len(errors) == 1
@@ -416,7 +416,7 @@ def test_a_csv_with_unknown_columns_is_one_error(tmp_path: Path) -> None:
     target = tmp_path / "padoc" / "other.csv"
     target.parent.mkdir()
     target.write_text("id,greek\n1,λόγος\n", encoding="utf-8")
-    [error] = list(iter_padoc(tmp_path))
+    [error] = list(iter_source("padoc", tmp_path))
     assert isinstance(error, EpiDocError) and error.path == "padoc/other.csv" and "unknown columns" in error.reason
 
 
@@ -434,7 +434,7 @@ def test_broken_treebank_xml_is_an_error_and_the_rest_is_read(tmp_path: Path) ->
     (folder / "headless.xml").write_text(
         '<treebank><sentence><word orig_form="λόγος"/></sentence></treebank>', encoding="utf-8"
     )
-    items = {item.path: item for item in iter_papygreek(tmp_path)}
+    items = {item.path: item for item in iter_source("papygreek", tmp_path)}
     assert isinstance(items[good], PapyrusDocument)
     broken = items["papygreek_treebanks/documentary/aegyptus/broken.xml"]
     assert isinstance(broken, EpiDocError) and broken.reason.startswith("XML syntax error")
@@ -451,7 +451,7 @@ def test_broken_duke_file_is_one_error_and_a_bad_period_names_the_document(tmp_p
         "<word wordid='1' row='1' form='χαίρειν'/></sentence></treebank>",
         encoding="utf-8",
     )
-    broken, period = list(iter_duke(tmp_path))
+    broken, period = list(iter_source("duke", tmp_path))
     assert isinstance(broken, EpiDocError) and broken.path == "duke_nlp/A_broken.xml"
     assert broken.reason.startswith("XML syntax error")
     assert isinstance(period, EpiDocError) and period.path == "duke_nlp/B_period.xml#document_id=7"
