@@ -3,16 +3,9 @@
 Importing this package needs neither torch nor triton; the kernel module imports them when the triton backend runs.
 """
 
-from synth.kernels.levenshtein.api import (
-    BACKENDS,
-    TRITON_REQUIRES,
-    Backend,
-    KernelUnavailableError,
-    levenshtein_batch,
-    missing_triton_requirement,
-    resolve_backend,
-)
+from synth.kernels.levenshtein.api import BACKENDS, Backend, levenshtein_batch, resolve_backend
 from synth.kernels.levenshtein.reference import encode_codepoints, levenshtein_numpy
+from synth.kernels.runtime import TRITON_REQUIRES, KernelUnavailableError, missing_triton_requirement
 
 __all__ = [
     "BACKENDS",

@@ -2,76 +2,22 @@
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import os
 from collections.abc import Sequence
 from typing import Literal, get_args
 
 import numpy as np
 
-from synth.core.errors import MissingDependencyError, SynthError
 from synth.kernels.levenshtein.reference import levenshtein_numpy
+from synth.kernels.runtime import resolve_backend_name, triton_interpreting
 
 Backend = Literal["rapidfuzz", "numpy", "triton", "auto"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
-# Optional packages of the triton backend, as (module, pip extra).
-TRITON_REQUIRES: tuple[tuple[str, str], ...] = (("torch", "synth[train]"), ("triton", "synth[kernels]"))
-
-
-class KernelUnavailableError(SynthError):
-    """The triton backend was asked for on a machine that cannot run it."""
-
-    exit_code = 2
-
-
-def missing_triton_requirement() -> tuple[str, str] | None:
-    """Return the first (module, pip extra) of the triton backend that is not installed, or None."""
-    for module, extra in TRITON_REQUIRES:
-        if importlib.util.find_spec(module) is None:
-            return module, extra
-    return None
-
-
-@functools.cache
-def cuda_available() -> bool:
-    """True when torch and triton are installed and torch sees a CUDA device (imports torch on first call)."""
-    if missing_triton_requirement() is not None:
-        return False
-    import torch
-
-    return bool(torch.cuda.is_available())
-
-
-def triton_interpreting() -> bool:
-    """True when TRITON_INTERPRET is set, so triton kernels run in its (slow) numpy interpreter on CPU."""
-    return os.environ.get("TRITON_INTERPRET", "0").lower() in {"1", "true", "on", "yes"}
 
 
 def resolve_backend(backend: str) -> Literal["rapidfuzz", "numpy", "triton"]:
-    """Turn `auto` into a concrete backend, and check that `triton` can run here.
-
-    `auto` is triton when a CUDA device is visible, else rapidfuzz. `triton` without CUDA runs in the triton
-    interpreter only when TRITON_INTERPRET=1 is set; otherwise it raises `KernelUnavailableError`.
-    """
-    if backend not in BACKENDS:
-        msg = f"`backend` must be one of {', '.join(BACKENDS)}, got {backend!r}"
-        raise ValueError(msg)
-    if backend == "auto":
-        return "triton" if cuda_available() else "rapidfuzz"
-    if backend == "triton":
-        missing = missing_triton_requirement()
-        if missing is not None:
-            module, extra = missing
-            msg = f"`backend='triton'` needs the `{module}` package; install it with `pip install '{extra}'`"
-            raise MissingDependencyError(msg)
-        if not (cuda_available() or triton_interpreting()):
-            msg = (
-                "`backend='triton'` needs a CUDA GPU and none is visible; "
-                "Hint: set TRITON_INTERPRET=1 to run the kernel in the (slow) triton interpreter on CPU"
-            )
-            raise KernelUnavailableError(msg)
-    return backend  # type: ignore[return-value]
+    """Turn `auto` into a concrete backend (triton on a CUDA device, else rapidfuzz) and check that `triton` can
+    run here (`resolve_backend_name`)."""
+    return resolve_backend_name(backend, BACKENDS, cpu_default="rapidfuzz")  # type: ignore[return-value]
 
 
 def levenshtein_batch(a: Sequence[str], b: Sequence[str], *, backend: Backend = "auto") -> np.ndarray:

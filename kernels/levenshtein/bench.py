@@ -19,7 +19,7 @@ import numpy as np
 import synth
 from synth.core.errors import SynthError
 from synth.kernels.levenshtein import levenshtein_batch, resolve_backend
-from synth.kernels.levenshtein.api import cuda_available, triton_interpreting
+from synth.kernels.runtime import cuda_available, triton_interpreting
 
 BENCH_BACKENDS: tuple[str, ...] = ("rapidfuzz", "numpy", "triton")
 # Greek letters (with the numeral letters), space and newline: the alphabet the CER verifier accepts.

@@ -21,8 +21,8 @@ import torch
 import triton
 import triton.language as tl
 
-from synth.kernels.levenshtein.api import KernelUnavailableError, triton_interpreting
 from synth.kernels.levenshtein.reference import encode_codepoints
+from synth.kernels.runtime import check_interpreter_mode, triton_interpreting
 
 WORD_BITS = 64
 # Pairs per program: one program per few pairs keeps a GPU busy; the interpreter pays per program, so it takes many.
@@ -108,15 +108,7 @@ def _levenshtein_kernel(
 @functools.cache
 def _compiled_kernel(interpret: bool):
     """The jitted kernel; triton reads TRITON_INTERPRET when jitting, so each mode gets its own wrapper."""
-    from triton.runtime.interpreter import InterpretedFunction
-
-    if isinstance(tl.standard.sum, InterpretedFunction) != interpret:
-        now, then = ("set", "unset") if interpret else ("unset", "set")
-        msg = (
-            f"TRITON_INTERPRET is {now} now but was {then} when triton was imported; "
-            "Hint: set it (or not) in the environment before the process first imports triton"
-        )
-        raise KernelUnavailableError(msg)
+    check_interpreter_mode(interpret)
     return triton.jit(_levenshtein_kernel)
 
 

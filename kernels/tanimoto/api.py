@@ -7,13 +7,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from synth.core.errors import MissingDependencyError
-from synth.kernels.levenshtein.api import (
-    KernelUnavailableError,
-    cuda_available,
-    missing_triton_requirement,
-    triton_interpreting,
-)
+from synth.kernels.runtime import resolve_backend_name
 from synth.kernels.tanimoto.reference import pack_fingerprints, tanimoto_numpy
 
 Backend = Literal["rdkit", "numpy", "triton", "auto"]
@@ -22,23 +16,7 @@ BACKENDS: tuple[str, ...] = get_args(Backend)
 
 def resolve_backend(backend: str) -> Literal["rdkit", "numpy", "triton"]:
     """`auto` is triton on a CUDA device, else numpy; `triton` without CUDA needs TRITON_INTERPRET=1."""
-    if backend not in BACKENDS:
-        msg = f"`backend` must be one of {', '.join(BACKENDS)}, got {backend!r}"
-        raise ValueError(msg)
-    if backend == "auto":
-        return "triton" if cuda_available() else "numpy"
-    if backend == "triton":
-        missing = missing_triton_requirement()
-        if missing is not None:
-            msg = f"`backend='triton'` needs the `{missing[0]}` package; install it with `pip install '{missing[1]}'`"
-            raise MissingDependencyError(msg)
-        if not (cuda_available() or triton_interpreting()):
-            msg = (
-                "`backend='triton'` needs a CUDA GPU and none is visible; "
-                "Hint: set TRITON_INTERPRET=1 to run the kernel in the (slow) triton interpreter on CPU"
-            )
-            raise KernelUnavailableError(msg)
-    return backend  # type: ignore[return-value]
+    return resolve_backend_name(backend, BACKENDS, cpu_default="numpy")  # type: ignore[return-value]
 
 
 def bulk_tanimoto(query: Any, targets: Sequence[Any], *, backend: Backend = "auto") -> np.ndarray:

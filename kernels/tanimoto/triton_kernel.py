@@ -14,7 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
-from synth.kernels.levenshtein.api import KernelUnavailableError, triton_interpreting
+from synth.kernels.runtime import check_interpreter_mode, triton_interpreting
 
 BLOCK_CUDA = 128
 BLOCK_INTERPRETER = 1024
@@ -44,15 +44,7 @@ def _tanimoto_kernel(query_ptr, targets_ptr, out_ptr, n_targets, n_words: tl.con
 @functools.cache
 def _compiled_kernel(interpret: bool):
     """The jitted kernel; triton reads TRITON_INTERPRET when jitting, so each mode gets its own wrapper."""
-    from triton.runtime.interpreter import InterpretedFunction
-
-    if isinstance(tl.standard.sum, InterpretedFunction) != interpret:
-        now, then = ("set", "unset") if interpret else ("unset", "set")
-        msg = (
-            f"TRITON_INTERPRET is {now} now but was {then} when triton was imported; "
-            "Hint: set it (or not) in the environment before the process first imports triton"
-        )
-        raise KernelUnavailableError(msg)
+    check_interpreter_mode(interpret)
     return triton.jit(_tanimoto_kernel)
 
 

@@ -33,8 +33,9 @@ from synth.kernels.levenshtein import (
     reference,
 )
 from synth.kernels.levenshtein import bench as bench_module
-from synth.kernels.levenshtein.api import cuda_available, resolve_backend
+from synth.kernels.levenshtein.api import resolve_backend
 from synth.kernels.levenshtein.bench import bench_levenshtein
+from synth.kernels.runtime import cuda_available
 from synth.validators.papyrus import CERVerifier
 
 GREEK = "αβγδεζηθικλμνξοπρστυφχψω"
