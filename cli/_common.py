@@ -1,4 +1,4 @@
-"""Shared CLI helpers: consoles, one-line errors, config overrides, progress bars."""
+"""Shared CLI helpers: consoles, one-line errors, config overrides, progress bars, bench reports."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from synth.core.errors import SynthError
+from synth.core.sink import write_json_atomic
 
 console = Console()
 err_console = Console(stderr=True)
@@ -30,6 +31,13 @@ def exit_with_error(message: str, code: int = 1) -> None:
     line = Text.assemble(("error:", "bold red"), " ", " ".join(message.splitlines()))
     err_console.print(line, highlight=False, soft_wrap=True, emoji=False)
     raise typer.Exit(code)
+
+
+def write_report(out: Path, report: Any, *, sort_keys: bool = False) -> None:
+    """Write a bench report to `out` as indented JSON, atomically (an interrupted run never leaves half a file),
+    creating its folder."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out, report, sort_keys=sort_keys)
 
 
 def split_choices(value: str, allowed: Collection[str], *, option: str, noun: str) -> list[str]:

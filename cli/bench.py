@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from synth.cli._common import cli_errors, console, err_console, exit_with_error, split_choices
+from synth.cli._common import cli_errors, console, err_console, exit_with_error, split_choices, write_report
 
 app = typer.Typer(help="Benchmarks that write JSON (ratios against a baseline in the same run).", no_args_is_help=True)
 
@@ -35,7 +35,7 @@ def pipeline_command(
         err_console.print(f"[bold red]error:[/] --engines: unknown engine {unknown[0]!r}; choose local, prefect")
         raise typer.Exit(2)
     report = bench_pipeline(min_seconds=min_seconds, shards=shards, repeats=repeats, engines=chosen)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     console.print_json(json.dumps({"ratios": report["ratios"], "best_seconds": report["best_seconds"]}))
     console.print(f"wrote {out}")
 
@@ -58,7 +58,7 @@ def scale_command(
         err_console.print(f"[bold red]error:[/] --engines: unknown engine {unknown[0]!r}; choose {', '.join(ENGINES)}")
         raise typer.Exit(2)
     report = bench_scale(shards=shards, shard_seconds=shard_seconds, noops=noops, engines=chosen)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     summary = {e: {"speedup": r["speedup"], "noop_task_ms": r["noop_task_ms"]} for e, r in report["engines"].items()}
     console.print_json(json.dumps({"engines": summary, "loadavg_before": report["machine"]["loadavg_before"]}))
     console.print(f"wrote {out}")
@@ -92,7 +92,7 @@ def levenshtein_command(
         )
         raise typer.Exit(2)
     report = bench_levenshtein(pairs=pairs, length=length, seed=seed, backends=chosen, repeats=repeats)
-    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report(out, report)
     summary = {key: report[key] for key in ("pairs_per_s", "ratios", "agrees_with_rapidfuzz", "triton_mode")}
     if report["skipped"]:
         summary["skipped"] = report["skipped"]
@@ -139,7 +139,7 @@ def lob_speed_command(
         seed=seed,
         repeats=repeats,
     )
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     summary = {
         "us_per_replayed_message": {k: v["us_per_replayed_message"] for k, v in report["methods"].items()},
         "ratios": report["ratios"],
@@ -180,7 +180,7 @@ def lob_realism_command(
         bootstrap=bootstrap,
         plot=plot or out.with_suffix(".png"),
     )
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     table = Table(title=f"L1 distance to real ({rollouts} windows x {horizon} messages; lower is better)")
     table.add_column("score")
     methods = list(report["methods"])
@@ -236,7 +236,6 @@ def optiscribe_command(
         BENCH_INSTRUCTIONS,
         SMALL_BENCH_INSTRUCTIONS,
         bench_optiscribe,
-        write_bench,
     )
 
     if scale not in ("real", "small"):
@@ -280,7 +279,7 @@ def optiscribe_command(
         reward=RewardSettings(capped_nodes=capped_nodes),  # type: ignore[arg-type]
         state_dir=state_dir,
     )
-    write_bench(report, out)
+    write_report(out, report, sort_keys=True)
     summary = {
         family: {key: result.get(key) for key in ("median_nodes_ratio", "median_nodes_ratio_90ci", "postcut_gap_ratio")}
         for family, result in report["families"].items()
@@ -318,7 +317,7 @@ def marco_command(
         workers=workers,
         plot=plot or out.with_suffix(".png"),
     )
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     summary = {
         group: {
             key: value["sr_x_sim"] for key, value in result.items() if isinstance(value, dict) and "sr_x_sim" in value
@@ -390,9 +389,9 @@ def dasa_command(
         threads=threads,
         dasa=settings,
         quality_task=None if quality_task == "none" else quality_task,
-        on_progress=lambda partial: out.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8"),
+        on_progress=lambda partial: write_report(out, partial),
     )
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     keys = ("per_task", "synthesis", "time_to_quality")
     console.print_json(json.dumps({key: report[key] for key in report if key in keys}))
     console.print(f"wrote {out}")
@@ -462,7 +461,7 @@ def toolforge_command(
         iterations=iterations,
         random_per_row=random_per_row,
     )
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     audit = report["audit"]
     summary = {
         "acceptance": report["validation"]["acceptance"],
@@ -499,7 +498,7 @@ def curate_command(
     report = bench_curate(sizes=chosen, work=work, near_docs=near_docs, words=words)
     shutil.rmtree(work, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(out, report)
     summary = {key: report[key] for key in ("near_dup", "sizes") if key in report}
     console.print_json(json.dumps(summary))
     console.print(f"wrote {out}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from synth.cli._common import cli_errors, console
+from synth.cli._common import cli_errors, console, write_report
 
 
 def serve_bench_command(
@@ -26,11 +26,9 @@ def serve_bench_command(
     result = bench_serve(
         model, requests=requests, max_tokens=max_tokens, concurrency=concurrency, batch_size=batch_size
     )
-    text = json.dumps(result, indent=2, sort_keys=True)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n", encoding="utf-8")
-    console.print_json(text)
+        write_report(out, result, sort_keys=True)
+    console.print_json(json.dumps(result, sort_keys=True))
 
 
 def marco_policies_command(
@@ -59,16 +57,8 @@ def marco_policies_command(
         max_tokens=max_tokens,
         include_scripted=scripted,
     )
-    _write_report(out, report)
+    write_report(out, report, sort_keys=True)
     console.print_json(json.dumps({"policies": report["policies"], "paired": report["paired"]}))
-
-
-def _write_report(out: Path, report: dict[str, object]) -> str:
-    """Write `report` to `out` as sorted, indented JSON (creating its folder); return the text."""
-    text = json.dumps(report, indent=2, sort_keys=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n", encoding="utf-8")
-    return text
 
 
 def _named_models(values: list[str], *, option: str = "--model", what: str = "MODEL_DIR") -> dict[str, Path]:
@@ -98,8 +88,8 @@ def toolforge_bfcl_command(
     report = evaluate_bfcl_first_calls(
         _named_models(model), dataset, eval_rows=eval_rows, seed=seed, max_new_tokens=max_new_tokens
     )
-    text = _write_report(out, report)
-    console.print_json(text)
+    write_report(out, report, sort_keys=True)
+    console.print_json(json.dumps(report, sort_keys=True))
 
 
 def optiscribe_challenger_command(
@@ -132,7 +122,7 @@ def optiscribe_challenger_command(
         temperature=temperature,
         include_scripted=scripted,
     )
-    _write_report(out, report)
+    write_report(out, report, sort_keys=True)
     keys = ("valid_rate", "feasibility_rate", "median_nodes", "median_postcut_gap", "mean_reward", "refusals")
     summary = {name: {k: p[k] for k in keys} for name, p in report["policies"].items()}
     console.print_json(json.dumps({"policies": summary, "vs_sft": report.get("vs_sft")}))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from synth.cli._common import cli_errors, console, err_console, exit_with_error, split_choices
+from synth.cli._common import cli_errors, console, err_console, exit_with_error, split_choices, write_report
 
 app = typer.Typer(
     help="OptiScribe: export instances as solver files, tune SCIP on a generated family, measure difficulty bands.",
@@ -56,7 +56,7 @@ def tune_command(
 ) -> None:
     """Pick SCIP settings (emphasis presets, then a coordinate search over separating / presolving / heuristics
     and the branching score) on generated instances; report tuned vs default on held-out ones."""
-    from synth.generators.optiscribe.tune import TUNE_INSTRUCTIONS, tune_report, write_report
+    from synth.generators.optiscribe.tune import TUNE_INSTRUCTIONS, tune_report
 
     unknown = [f for f in families if f not in TUNE_INSTRUCTIONS]
     if unknown:
@@ -75,7 +75,7 @@ def tune_command(
         "workers": workers,
     }
     report = tune_report(families, options=options)
-    write_report(report, out)
+    write_report(out, report, sort_keys=True)
     summary = {
         f: {"chosen": r["chosen"], "heldout_time_ratio": r["heldout"]["median_deterministic_time_ratio"]}
         for f, r in report["families"].items()
@@ -138,7 +138,7 @@ def bands_command(
     ),
 ) -> None:
     """Difficulty following: share of instances inside the asked band of SCIP nodes, per band and family."""
-    from synth.generators.optiscribe.bench import BAND_BASES, bench_bands, write_bench
+    from synth.generators.optiscribe.bench import BAND_BASES, bench_bands
 
     names = split_choices(families, BAND_BASES, option="--families", noun="family")
     from synth.generators.optiscribe.selfplay import LEARNERS
@@ -198,7 +198,7 @@ def bands_command(
         )
     except SpecError as error:
         exit_with_error(f"optiscribe bands: {error}", code=1)
-    write_bench(report, out)
+    write_report(out, report, sort_keys=True)
     summary = {
         f: {
             b: {"first_draw": r["selfplay_in_band"], "verified": r["verified"]["delivered_in_band"]}

@@ -141,14 +141,14 @@ def temp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temp file, fsync it, then rename it over `path`; on failure remove the temp file."""
+def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+    """Call `write(temp)` to write a file under `path`'s temp name, fsync it, then rename it over `path`; on
+    failure remove the temp file (an `OSError` names `path`, not the temp file)."""
     tmp = temp_path(path)
     try:
         with naming_errors(path):
-            with tmp.open("w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
+            write(tmp)
+            with tmp.open("rb") as handle:
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
     except BaseException:
@@ -156,9 +156,14 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
-    """Write `value` as indented JSON to a temp file, fsync it, then rename it over `path`."""
-    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` as UTF-8 through `write_atomic`."""
+    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def write_json_atomic(path: Path, value: Any, *, sort_keys: bool = False) -> None:
+    """Write `value` as indented JSON (non-ASCII kept as is) through `write_atomic`."""
+    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, sort_keys=sort_keys) + "\n")
 
 
 def read_manifest_file(path: Path) -> dict[str, Any]:

@@ -443,11 +443,6 @@ def _scip_version() -> str:
     return str(Model().version())
 
 
-def write_bench(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write a bench report as indented JSON."""
-    Path(path).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
 BAND_BASES: dict[str, str] = {  # sizes where one solve takes seconds, so every band can be trained and measured
     "max_cut": "a max-cut problem with 30 nodes, density 0.3",
     "facility_location": "a capacitated facility location problem with 20 customers and 20 facilities",

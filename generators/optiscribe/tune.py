@@ -13,13 +13,11 @@ the median ratio tuned / default of deterministic time, wall time and nodes.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -164,11 +162,6 @@ def tune_family(
 
 def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) <= 1e-6 * max(1.0, abs(a))
-
-
-def write_report(report: Mapping[str, Any], path: str | Path) -> None:
-    """Write a tuning report as indented JSON."""
-    Path(path).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def tune_report(families: Sequence[str], *, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from shard_files import parquet_hashes
 
 from synth.core.config import parse_config
 from synth.core.errors import InputError, OutputDirError
-from synth.core.sink import INCOMPLETE_CARD, DatasetDir, write_json_atomic
+from synth.core.sink import INCOMPLETE_CARD, DatasetDir, write_atomic, write_json_atomic
 from synth.pipelines.execution import run_local
 from synth.pipelines.runner import build_pipeline
 
@@ -89,6 +89,20 @@ def test_a_failed_json_write_keeps_the_old_file_and_no_temp_file(tmp_path, monke
     assert info.value.filename == str(path)
     assert json.loads(path.read_text(encoding="utf-8")) == {"v": 1}
     assert files_under(tmp_path) == ["manifest.json"]
+
+
+def test_a_writer_interrupted_halfway_keeps_the_old_file_and_no_temp_file(tmp_path):
+    path = tmp_path / "model.bin"
+    write_atomic(path, lambda tmp: tmp.write_bytes(b"old"))
+
+    def write_half_then_stop(tmp):
+        tmp.write_bytes(b"ne")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(path, write_half_then_stop)
+    assert path.read_bytes() == b"old"
+    assert files_under(tmp_path) == ["model.bin"]
 
 
 def test_a_generator_error_mid_shard_leaves_no_temp_or_partial_shard(tmp_path, toy_payload, monkeypatch):

@@ -12,10 +12,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import os
 import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
@@ -24,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from synth.core.config import format_validation_error
 from synth.core.errors import ConfigError, InputError, MissingDependencyError
-from synth.core.sink import temp_path
+from synth.core.sink import write_json_atomic
 
 Objective = Literal["classification", "regression"]
 MODEL_FILE = "model.json"
@@ -344,25 +343,6 @@ def state_number(root: Path, state: Mapping[str, Any], field: str) -> float:
         msg = f"{root / MODEL_FILE}: field `state.{field}` must be a finite number (got {shown(value)})"
         raise InputError(msg)
     return float(value)
-
-
-def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """Call `write(temp)` to write a file under a temp name, fsync it, then rename it over `path`."""
-    tmp = temp_path(path)
-    try:
-        write(tmp)
-        with tmp.open("rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: Path, value: Any) -> None:
-    """Write `value` as indented JSON, atomically (see `write_atomic`)."""
-    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def model_class(kind: str) -> type[TextModel]:

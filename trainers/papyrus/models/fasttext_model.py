@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from synth.core.errors import ConfigError, InputError
-from synth.trainers.papyrus.models.base import MODEL_FILE, TextModel, shown, state_path, write_atomic
+from synth.core.sink import write_atomic
+from synth.trainers.papyrus.models.base import MODEL_FILE, TextModel, shown, state_path
 from synth.trainers.papyrus.tasks import century
 
 MODEL_BIN = "fasttext.bin"

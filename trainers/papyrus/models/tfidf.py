@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from synth.core.errors import ConfigError, InputError
+from synth.core.sink import write_atomic, write_json_atomic
 from synth.trainers.papyrus.models.arrays import read_array, write_array
 from synth.trainers.papyrus.models.base import (
     MODEL_FILE,
@@ -20,8 +21,6 @@ from synth.trainers.papyrus.models.base import (
     read_json_value,
     shown,
     state_path,
-    write_atomic,
-    write_json_atomic,
 )
 
 VOCABULARY_FILE = "tfidf_vocabulary.json"

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from synth.core.errors import ConfigError, InputError
-from synth.trainers.papyrus.models.base import MODEL_FILE, TextModel, state_number, state_path, write_atomic
+from synth.core.sink import write_atomic
+from synth.trainers.papyrus.models.base import MODEL_FILE, TextModel, state_number, state_path
 
 WEIGHTS_FILE = "weights.safetensors"
 MAX_THREADS = 256
