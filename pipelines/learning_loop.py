@@ -25,6 +25,7 @@ from pydantic import Field, NonNegativeInt, PositiveInt
 
 from synth.core.config import StrictModel, parse_config
 from synth.core.errors import InputError
+from synth.core.sink import write_json_atomic
 
 LOOP_FILE = "loop.json"
 
@@ -167,7 +168,5 @@ def run_loop(config: LoopConfig, out: Path) -> dict[str, Any]:
             entry["grpo"] = {"steps": summary["steps"], "reward_curve": summary["reward_curve"]}
         rounds.append(entry)
     result = {"rounds": rounds, "final_model": str(model)}
-    tmp = out / f".{LOOP_FILE}.tmp"
-    tmp.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(out / LOOP_FILE)
+    write_json_atomic(out / LOOP_FILE, result, sort_keys=True)
     return result

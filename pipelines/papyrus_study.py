@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from synth.core.config import PipelineConfig, parse_config
+from synth.core.sink import write_text_atomic
 from synth.generators.papyrus.degrade import DEFAULT_LEVELS
 from synth.pipelines.execution import run_local
 from synth.trainers.papyrus.bootstrap import (
@@ -637,4 +638,4 @@ def _noisy_documents(frame: pl.DataFrame, *, cer: float, variant: str) -> dict[s
 
 def _write_json(path: Path, value: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from synth.core.dataset import SynthDataset
-from synth.core.sink import sha256_file
+from synth.core.sink import sha256_file, write_text_atomic
 
 CARD_FILE = "README.md"
 BEGIN = "<!-- synth:model-card -->"
@@ -108,9 +108,7 @@ def write_model_card(
     section = _section(trainer, trained_on, block["settings"], headline)
     text = FRONT + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + FRONT + section + _without_section(body)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CARD_FILE}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, text)
     return path
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.core.errors import InputError, read_json_file
+from synth.core.sink import write_text_atomic
 from synth.generators.lob.fields import FieldModel
 from synth.generators.lob.pointer import Pointer, PointerModel
 from synth.generators.lob.zero_intelligence import ZIParameters
@@ -42,9 +43,7 @@ class LobModel:
         """Write the model to `path` (a directory gets `lob_model.json`); returns the file written."""
         target = path / MODEL_FILE if path.is_dir() or not path.suffix else path
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        temporary.replace(target)
+        write_text_atomic(target, json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
         return target
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt
 
 from synth.core.errors import ConfigError, InputError
+from synth.core.sink import write_json_atomic
 from synth.core.stage import StageContext, StageInput
 from synth.pipelines.stage_kinds.inputs import require_dataset
 from synth.pipelines.stage_kinds.training import Trained, TrainSettings
@@ -74,7 +75,7 @@ class LoraEmbedsTraining(TrainSettings):
             "test_rows": self.test_rows,
             "exact_match": score,
         }
-        (model_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_json_atomic(model_dir / METRICS_FILE, metrics, sort_keys=True)
         return Trained(metrics, TrainedOn.of_dataset(dataset))
 
 
