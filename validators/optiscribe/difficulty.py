@@ -109,7 +109,10 @@ def calibrate_bands(nodes: Sequence[int], *, spread: float | None = None) -> dic
 
     The medium band is at least as wide as one parameterisation's seed noise, so a challenger that aims at its
     centre lands inside: `spread` (decades, from `seed_spread`) asks for a width of 2·spread, else a factor of 3
-    (`TARGET_FACTOR`); the range is widened around its centre when a third of it is narrower."""
+    (`TARGET_FACTOR`); the range is widened around its centre when a third of it is narrower. Node counts are
+    integers, so the width is measured on the counts' half-node cover [low − ½, high + ½]: rounding the edges to
+    whole nodes may not take it below the least width (near the root a factor-3 band of [4, 8] covers only 2.4,
+    so the hard edge moves up to give [4, 10])."""
     if len(nodes) < 3:
         msg = f"band calibration needs at least 3 measured solves, got {len(nodes)}"
         raise SpecError(msg, code="calibration_too_small")
@@ -122,8 +125,14 @@ def calibrate_bands(nodes: Sequence[int], *, spread: float | None = None) -> dic
         low = max(0.0, centre - 1.5 * width)
         high = low + 3 * width
     easy = max(1, round(10 ** (low + (high - low) / 3)))
-    hard = max(easy + 2, round(10 ** (low + 2 * (high - low) / 3)))
+    hard = max(easy + 2, round(10 ** (low + 2 * (high - low) / 3)), _least_hard_edge(easy, 10**width))
     return {"easy": (1, easy), "medium": (easy + 1, hard - 1), "hard": (hard, None)}
+
+
+def _least_hard_edge(easy_edge: int, factor: float) -> int:
+    """The least hard edge h whose medium band [e+1, h−1] covers `factor` on half-node edges: (h − ½)/(e + ½) ≥
+    factor (a part in 10⁹ is forgiven, so a factor of exactly 3 is not pushed up by float rounding)."""
+    return math.ceil(factor * (easy_edge + 0.5) + 0.5 - 1e-9 * factor * (easy_edge + 0.5))
 
 
 def calibrate_bands_under_cap(
