@@ -132,7 +132,8 @@ def calibrate_bands(nodes: Sequence[int], *, spread: float | None = None) -> dic
 def _least_hard_edge(easy_edge: int, factor: float) -> int:
     """The least hard edge h whose medium band [e+1, h−1] covers `factor` on half-node edges: (h − ½)/(e + ½) ≥
     factor (a part in 10⁹ is forgiven, so a factor of exactly 3 is not pushed up by float rounding)."""
-    return math.ceil(factor * (easy_edge + 0.5) + 0.5 - 1e-9 * factor * (easy_edge + 0.5))
+    cover_top = factor * (easy_edge + 0.5)
+    return math.ceil(cover_top * (1 - 1e-9) + 0.5)
 
 
 def calibrate_bands_under_cap(
